@@ -1,0 +1,82 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Static, TSchema } from '@sinclair/typebox';
+
+/** Who may call a route. `read` < `task` < `operate` < `admin`; `public` needs nothing; `hmac` verifies its own signature. */
+export type Access = 'public' | 'hmac' | 'read' | 'task' | 'operate' | 'admin';
+
+/** Token roles of DECISIONS.md (Access). */
+export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
+
+/** The authenticated caller of a request. */
+export interface Principal {
+  /** How the caller proved itself. */
+  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac';
+  role: Role;
+  /** Tenant the credential is bound to; null = may name any tenant. */
+  tenant: string | null;
+  /** Stable name for logs, audit and rate limits (token id, "env", "anonymous"). */
+  actor: string;
+  /** Set on agent tokens scoped to one task. */
+  taskId?: string;
+}
+
+/** What a handler sees. Params, query and body are already validated (and query values converted). */
+export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal;
+  requestId: string;
+  /** Client IP (TCP peer). */
+  ip: string;
+}
+
+/** A handler's answer. A plain value is sent as 200 JSON; RAW means the handler wrote the response itself. */
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+export const RAW: unique symbol = Symbol('raw-response');
+export const reply = (status: number, body: unknown, headers?: Record<string, string>): Reply & { [REPLY]: true } =>
+  ({ status, body, headers, [REPLY]: true });
+export const REPLY: unique symbol = Symbol('reply');
+export const isReply = (v: unknown): v is Reply => typeof v === 'object' && v !== null && REPLY in v;
+
+export interface ResponseDoc {
+  description: string;
+  schema?: TSchema;
+  /** Default application/json. */
+  contentType?: string;
+}
+
+/** A route record: the same data mounts the handler, validates input and documents the endpoint. */
+export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** polka pattern, e.g. /tasks/:task_id */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Body is optional (an empty body is treated as {} / undefined). */
+  bodyOptional?: boolean;
+  /** Read the raw body as a Buffer (webhooks); `body` then must be unset. */
+  rawBody?: boolean;
+  /** Accept application/x-www-form-urlencoded (parsed into an object) as well as JSON. */
+  form?: boolean;
+  responses: Record<number, ResponseDoc>;
+  handler: (ctx: RouteContext<Static<P>, Static<Q>, Static<B>>) => unknown;
+}
+
+/** Identity function that keeps the schema types for the handler. */
+export function defineRoute<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema>(
+  r: Route<P, Q, B>,
+): Route {
+  return r as unknown as Route;
+}

@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import { ID_PATTERN } from './ids.ts';
+
+/** Folders under `.sdd` that are never committed to refs/sdd/state. */
+export const UNCOMMITTED_DIRS = ['runtime', 'secrets', 'worktrees'] as const;
+
+/** Every path of the `.sdd` tree, in one place. `root` is the repository work tree. */
+export function sddLayout(root: string) {
+  const sdd = join(root, '.sdd');
+  const runtime = join(sdd, 'runtime');
+  return {
+    root,
+    sdd,
+    config: join(sdd, 'config.yaml'),
+    tasksDir: join(sdd, 'tasks'),
+    progressDir: join(sdd, 'progress'),
+    gatesDir: join(sdd, 'gates'),
+    archive: join(sdd, 'archive', 'tasks.jsonl'),
+    tenants: join(sdd, 'tenants.json'),
+    auditDir: join(sdd, 'audit'),
+    metricsRuns: join(sdd, 'metrics', 'runs.jsonl'),
+    clusterDir: join(sdd, 'cluster'),
+    runtime,
+    serverLock: join(runtime, 'server.lock'),
+    serverInfo: join(runtime, 'server.json'),
+    agentsDir: join(runtime, 'agents'),
+    logsDir: join(runtime, 'logs'),
+    signalsDir: join(runtime, 'signals'),
+    mergesDir: join(runtime, 'merges'),
+    secrets: join(sdd, 'secrets'),
+    tokens: join(sdd, 'secrets', 'tokens.json'),
+    adminToken: join(sdd, 'secrets', 'admin.token'),
+    auditKey: join(sdd, 'secrets', 'audit.key'),
+    worktrees: join(sdd, 'worktrees'),
+    task: (id: string) => join(sdd, shardedRel('tasks', id, '.json')),
+    progress: (id: string) => join(sdd, shardedRel('progress', id, '.jsonl')),
+    gates: (id: string) => join(sdd, shardedRel('gates', id, '.json')),
+    agent: (sid: string) => join(runtime, 'agents', `${checked(sid)}.json`),
+    log: (sid: string) => join(runtime, 'logs', `${checked(sid)}.log`),
+    kill: (sid: string) => join(runtime, 'signals', `${checked(sid)}.kill`),
+    worktree: (sid: string) => join(sdd, 'worktrees', checked(sid)),
+  };
+}
+export type SddLayout = ReturnType<typeof sddLayout>;
+
+/** `<dir>/<xx>/<id><ext>` relative to `.sdd`, fanned out by the id's last two characters. */
+export function shardedRel(dir: string, id: string, ext: string): string {
+  const safe = checked(id);
+  return `${dir}/${safe.slice(-2).padStart(2, '0')}/${safe}${ext}`;
+}
+
+/** Path of a file relative to `.sdd`, with forward slashes (how the committer names it). */
+export function relToSdd(layout: SddLayout, abs: string): string {
+  const rel = abs.slice(layout.sdd.length + 1);
+  return rel.split('\\').join('/');
+}
+
+/** True for paths (relative to `.sdd`) that belong in refs/sdd/state. */
+export function isCommitted(rel: string): boolean {
+  const top = rel.split('/')[0] ?? '';
+  return !(UNCOMMITTED_DIRS as readonly string[]).includes(top) && !rel.endsWith('.tmp') && !rel.includes('.lock');
+}
+
+// Ids reach the disk only after this check: a bad id is a programming error here, callers 404 first.
+function checked(id: string): string {
+  if (!ID_PATTERN.test(id)) throw new Error(`invalid id for a path: ${JSON.stringify(id).slice(0, 80)}`);
+  return id;
+}

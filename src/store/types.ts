@@ -1,0 +1,90 @@
+// Contracts of the store: record IO with compare-and-set, and the state committer.
+
+/** Any record written with compare-and-set. */
+export interface Versioned {
+  version: number;
+}
+
+/** A compare-and-set lost: the record is at `current.version`, not the one expected. */
+export class VersionConflict<T extends Versioned = Versioned> extends Error {
+  constructor(readonly path: string, readonly expected: number, readonly current: T) {
+    super(`version conflict on ${path}: expected ${expected}, found ${current.version}`);
+    this.name = 'VersionConflict';
+  }
+}
+
+/** The record does not exist (update of a missing file). */
+export class RecordMissing extends Error {
+  constructor(readonly path: string) {
+    super(`record missing: ${path}`);
+    this.name = 'RecordMissing';
+  }
+}
+
+/** The record exists already (exclusive create). */
+export class RecordExists extends Error {
+  constructor(readonly path: string) {
+    super(`record exists: ${path}`);
+    this.name = 'RecordExists';
+  }
+}
+
+/** A write failed for lack of space or a read-only disk; the server answers 503. */
+export class StorageUnavailable extends Error {
+  constructor(readonly path: string, readonly code: string) {
+    super(`storage unavailable (${code}) writing ${path}`);
+    this.name = 'StorageUnavailable';
+  }
+}
+
+export interface UpdateOptions {
+  /** Fail with VersionConflict unless the stored version equals this. */
+  expectedVersion?: number;
+  /** A few words for the state commit message, e.g. "claim 01jc… by backend-3f2a". */
+  note?: string;
+}
+
+/** JSON records and JSONL logs under `.sdd`, every write marking its path for the next state commit. */
+export interface RecordStore {
+  /** Parsed JSON of `abs`, or undefined when the file does not exist. */
+  readJson<T>(abs: string): Promise<T | undefined>;
+  /** Exclusive create (temp + fsync + link/rename, fails with RecordExists). */
+  create<T extends Versioned>(abs: string, value: T, note?: string): Promise<T>;
+  /**
+   * Compare-and-set under the record's lock: read, optionally compare the version, call `mutate`
+   * (pure; may throw to abort, nothing is written), write `version + 1` atomically, return the new record.
+   */
+  update<T extends Versioned>(abs: string, mutate: (current: T) => T, opts?: UpdateOptions): Promise<T>;
+  /** Atomic replace of a whole file (no version check). */
+  writeJson(abs: string, value: unknown, note?: string): Promise<void>;
+  /** Append one JSON line with one write; a torn last line from a crash is sealed first. */
+  appendJsonl(abs: string, value: unknown, note?: string): Promise<void>;
+  /** Every whole line of a JSONL file (a torn last line is skipped); [] when absent. */
+  readJsonl<T>(abs: string): Promise<T[]>;
+  /** Delete a file (no error if absent). */
+  remove(abs: string, note?: string): Promise<void>;
+}
+
+export interface CommitResult {
+  oid: string;
+  message: string;
+  paths: number;
+}
+
+/** Turns dirty files under `.sdd` into commits on refs/sdd/state. */
+export interface StateCommitter {
+  /** Mark a path (absolute, under `.sdd`) changed, with an optional note for the message. */
+  touch(abs: string, note?: string): void;
+  /** Commit everything dirty now (no-op when clean). Serialised: concurrent calls share one commit. */
+  flush(): Promise<CommitResult | null>;
+  /** Commit any difference between the files and the ref as one `recover: …` commit. */
+  recover(): Promise<CommitResult | null>;
+  /** Start the group-commit timer (every commit_interval_ms while dirty). */
+  start(): void;
+  /** Stop the timer and make the final commit. */
+  stop(): Promise<void>;
+  /** Current value of refs/sdd/state, or null before the first commit. */
+  head(): Promise<string | null>;
+  /** Number of paths waiting for the next commit. */
+  readonly pending: number;
+}
