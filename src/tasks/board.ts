@@ -1,0 +1,221 @@
+// A little over 200 lines: the ready-queue heap lives here because it serves only the board.
+import { ACTIVE, SATISFIED, WORKING } from './machine.ts';
+import { byCreation, emptyCounts } from './query.ts';
+import type { Task, TaskCounts, TaskStatus } from './schema.ts';
+
+// One ready-queue entry; it is live only while readyInfo maps its id to this very object.
+interface Entry { id: string; priority: number; created_at: string; queue: string }
+
+// Dispatch order: lower priority number, then older created_at, then smaller id.
+const before = (a: Entry, b: Entry): boolean =>
+  a.priority !== b.priority ? a.priority < b.priority : a.created_at !== b.created_at ? a.created_at < b.created_at : a.id < b.id;
+
+/** A binary min-heap of ready entries. */
+class Heap {
+  items: Entry[] = [];
+  get size(): number { return this.items.length; }
+  push(e: Entry): void {
+    const a = this.items;
+    let i = a.push(e) - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!before(a[i]!, a[p]!)) break;
+      [a[i], a[p]] = [a[p]!, a[i]!];
+      i = p;
+    }
+  }
+  pop(): Entry | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last) { a[0] = last; this.sink(0); }
+    return top;
+  }
+  /** Keep only entries passing `keep`, then restore heap order in O(n). */
+  rebuild(keep: (e: Entry) => boolean): void {
+    this.items = this.items.filter(keep);
+    for (let i = (this.items.length >> 1) - 1; i >= 0; i--) this.sink(i);
+  }
+  private sink(i: number): void {
+    const a = this.items;
+    for (;;) {
+      const l = 2 * i + 1, r = l + 1;
+      let m = i;
+      if (l < a.length && before(a[l]!, a[m]!)) m = l;
+      if (r < a.length && before(a[r]!, a[m]!)) m = r;
+      if (m === i) return;
+      [a[i], a[m]] = [a[m]!, a[i]!];
+      i = m;
+    }
+  }
+}
+
+const queueKey = (tenant: string, role: string): string => `${tenant}\u0000${role}`;
+const add = <K, V>(m: Map<K, Set<V>>, k: K, v: V) => { let s = m.get(k); if (!s) m.set(k, (s = new Set())); s.add(v); };
+const del = <K, V>(m: Map<K, Set<V>>, k: K, v: V) => { const s = m.get(k); if (s?.delete(v) && s.size === 0) m.delete(k); };
+
+/**
+ * The in-memory index of every task: by status, parent, dependency and tenant counts, plus a ready queue per
+ * (tenant, role). Synchronous, so concurrent async callers never take the same task. O(log n) per change.
+ */
+export class Board {
+  private tasks = new Map<string, Task>();
+  private statusIdx = new Map<TaskStatus, Set<string>>();
+  private childIdx = new Map<string, Set<string>>();
+  private dependentIdx = new Map<string, Set<string>>();
+  private tenantCounts = new Map<string, TaskCounts>();
+  private owners = new Map<string, Task>();
+  private queues = new Map<string, Heap>();
+  private readyInfo = new Map<string, Entry>();
+  private live = new Map<string, number>();
+  private order: string[] = [];
+  private orderSorted = true;
+
+  get size(): number { return this.tasks.size; }
+  /** The task with this id. */
+  get(id: string): Task | undefined { return this.tasks.get(id); }
+  /** Every task in creation order (created_at, then id). */
+  all(): Task[] {
+    if (!this.orderSorted) {
+      this.order = [...this.tasks.values()].sort(byCreation).map((t) => t.id);
+      this.orderSorted = true;
+    }
+    return this.order.map((id) => this.tasks.get(id)!);
+  }
+  /** Every task of one tenant, in creation order. */
+  ofTenant(tenant: string): Task[] { return this.all().filter((t) => t.tenant === tenant); }
+  /** Tasks currently in `status`. */
+  byStatus(status: TaskStatus): Task[] { return this.pick(this.statusIdx.get(status)); }
+  /** Direct subtasks (parent_task_id = id). */
+  children(id: string): Task[] { return this.pick(this.childIdx.get(id)); }
+  /** Tasks whose depends_on names id. */
+  dependents(id: string): Task[] { return this.pick(this.dependentIdx.get(id)); }
+  /** File -> the claimed/in_progress task that owns it (for claimBlockers). */
+  activeOwners(): ReadonlyMap<string, Task> { return this.owners; }
+  /** Counts per status plus total, for one tenant or all. */
+  counts(tenant?: string): TaskCounts {
+    if (tenant !== undefined) return { ...(this.tenantCounts.get(tenant) ?? emptyCounts()) };
+    const sum = emptyCounts();
+    for (const c of this.tenantCounts.values()) for (const k of Object.keys(sum) as (keyof TaskCounts)[]) sum[k] += c[k];
+    return sum;
+  }
+  /** Tasks of a tenant that count against its quota (non-terminal, not done). */
+  countActive(tenant: string): number {
+    const c = this.tenantCounts.get(tenant);
+    let n = 0;
+    if (c) for (const s of ACTIVE) n += c[s];
+    return n;
+  }
+  /** Number of claimable tasks queued for (role, tenant). */
+  readyCount(role: string, tenant: string): number { return this.live.get(queueKey(tenant, role)) ?? 0; }
+  /** True when every dependency exists and is done or closed. */
+  depsSatisfied(task: Task): boolean {
+    return task.depends_on.every((d) => { const t = this.tasks.get(d); return t !== undefined && SATISFIED.has(t.status); });
+  }
+
+  /** Insert or replace a task and update every index; dependents become ready when it reaches done/closed. */
+  upsert(task: Task): void {
+    const prev = this.tasks.get(task.id);
+    if (prev) this.unindex(prev);
+    else this.noteNewId(task);
+    this.tasks.set(task.id, task);
+    this.index(task);
+    this.refreshReady(task);
+    if (!prev || SATISFIED.has(prev.status) !== SATISFIED.has(task.status)) {
+      for (const d of this.dependents(task.id)) this.refreshReady(d);
+    }
+  }
+
+  /** Forget a task (e.g. its file disappeared). */
+  remove(id: string): void {
+    const prev = this.tasks.get(id);
+    if (!prev) return;
+    this.unindex(prev);
+    this.tasks.delete(id);
+    this.setReady(id, undefined);
+    this.order = this.order.filter((x) => x !== id);
+    for (const d of this.dependents(id)) this.refreshReady(d);
+  }
+
+  /**
+   * Pop the best ready task of (role, tenant) that passes `filter`, or undefined. The task leaves the queue
+   * until it changes or is put back; entries made stale by later upserts are dropped here.
+   */
+  takeNext(role: string, tenant: string, filter?: (t: Task) => boolean): Task | undefined {
+    const heap = this.queues.get(queueKey(tenant, role));
+    if (!heap) return undefined;
+    const skipped: Entry[] = [];
+    let found: Task | undefined;
+    while (!found && heap.size > 0) {
+      const e = heap.pop()!;
+      if (this.readyInfo.get(e.id) !== e) continue;
+      const t = this.tasks.get(e.id)!;
+      if (t.status !== 'open' || !this.depsSatisfied(t)) this.setReady(e.id, undefined);
+      else if (filter && !filter(t)) skipped.push(e);
+      else { this.setReady(e.id, undefined); found = t; }
+    }
+    for (const e of skipped) heap.push(e);
+    return found;
+  }
+
+  /** Return a task taken with takeNext whose claim failed; it is queued again if it is still ready. */
+  putBack(task: Task): void {
+    const cur = this.tasks.get(task.id);
+    if (cur) this.refreshReady(cur);
+  }
+
+  private pick(ids: Set<string> | undefined): Task[] {
+    return ids ? [...ids].map((id) => this.tasks.get(id)).filter((t): t is Task => t !== undefined) : [];
+  }
+
+  // New tasks are almost always the newest, so the creation order usually just grows at the end.
+  private noteNewId(task: Task): void {
+    const lastId = this.order[this.order.length - 1];
+    const last = lastId === undefined ? undefined : this.tasks.get(lastId);
+    if (this.orderSorted && (!last || byCreation(last, task) < 0)) this.order.push(task.id);
+    else this.orderSorted = false;
+  }
+
+  private index(t: Task): void {
+    add(this.statusIdx, t.status, t.id);
+    if (t.parent_task_id !== null) add(this.childIdx, t.parent_task_id, t.id);
+    for (const d of t.depends_on) add(this.dependentIdx, d, t.id);
+    let c = this.tenantCounts.get(t.tenant);
+    if (!c) this.tenantCounts.set(t.tenant, (c = emptyCounts()));
+    c[t.status] += 1;
+    c.total += 1;
+    if (WORKING.has(t.status)) for (const f of t.owned_files) this.owners.set(f, t);
+  }
+
+  private unindex(t: Task): void {
+    del(this.statusIdx, t.status, t.id);
+    if (t.parent_task_id !== null) del(this.childIdx, t.parent_task_id, t.id);
+    for (const d of t.depends_on) del(this.dependentIdx, d, t.id);
+    const c = this.tenantCounts.get(t.tenant)!;
+    c[t.status] -= 1;
+    c.total -= 1;
+    for (const f of t.owned_files) if (this.owners.get(f)?.id === t.id) this.owners.delete(f);
+  }
+
+  // Queue the task if it is ready and not already queued with the same ordering keys; unqueue it otherwise.
+  private refreshReady(t: Task): void {
+    if (t.status !== 'open' || !this.depsSatisfied(t)) return this.setReady(t.id, undefined);
+    const queue = queueKey(t.tenant, t.role);
+    const cur = this.readyInfo.get(t.id);
+    if (cur && cur.queue === queue && cur.priority === t.priority && cur.created_at === t.created_at) return;
+    const e: Entry = { id: t.id, priority: t.priority, created_at: t.created_at, queue };
+    this.setReady(t.id, e);
+    let heap = this.queues.get(queue);
+    if (!heap) this.queues.set(queue, (heap = new Heap()));
+    heap.push(e);
+    // Lazy deletion leaves dead entries behind; compact when they outnumber the live ones.
+    if (heap.size > 64 && heap.size > 2 * (this.live.get(queue) ?? 0)) heap.rebuild((x) => this.readyInfo.get(x.id) === x);
+  }
+
+  private setReady(id: string, e: Entry | undefined): void {
+    const prev = this.readyInfo.get(id);
+    if (prev) this.live.set(prev.queue, (this.live.get(prev.queue) ?? 1) - 1);
+    if (e) { this.readyInfo.set(id, e); this.live.set(e.queue, (this.live.get(e.queue) ?? 0) + 1); }
+    else this.readyInfo.delete(id);
+  }
+}
