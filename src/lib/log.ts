@@ -18,7 +18,8 @@ function jsonReporter(out: NodeJS.WritableStream) {
 export function createLogger(opts: { json?: boolean; level?: number; stream?: NodeJS.WritableStream } = {}): Logger {
   const level = opts.level ?? (process.env.SVC_LOG_LEVEL ? Number(process.env.SVC_LOG_LEVEL) : LogLevels.info);
   if (opts.json) return createConsola({ level, throttle: 0, reporters: [jsonReporter(opts.stream ?? process.stderr)] });
-  return createConsola({ level, throttle: 0, stdout: opts.stream, stderr: opts.stream });
+  const stream = opts.stream as NodeJS.WriteStream | undefined;
+  return createConsola({ level, throttle: 0, stdout: stream, stderr: stream });
 }
 
 /** A logger that drops everything; for tests and benchmarks. */
