@@ -1,0 +1,68 @@
+// Shell-safe command templates: parsed into argv here, placeholders substituted per argument, never run by a shell.
+
+/** Values a template may name: {prompt_file} {prompt} {model} {task_id} {session_id} {worktree}. */
+export interface TemplateValues {
+  prompt_file: string;
+  prompt: string;
+  model: string;
+  task_id: string;
+  session_id: string;
+  worktree: string;
+}
+
+/** Thrown for a template that cannot be split (unterminated quote, trailing backslash, no words). */
+export class TemplateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TemplateError';
+  }
+}
+
+const PLACEHOLDER = /\{(prompt_file|prompt|model|task_id|session_id|worktree)\}/g;
+
+/** Split a template into words like a POSIX shell would (quotes, backslashes), without expansion. */
+export function parseCommandTemplate(template: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: "'" | '"' | null = null;
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      else word += c;
+    } else if (quote === '"') {
+      if (c === '"') quote = null;
+      else if (c === '\\' && (template[i + 1] === '"' || template[i + 1] === '\\')) word += template[++i];
+      else word += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      inWord = true;
+    } else if (c === '\\') {
+      if (i + 1 >= template.length) throw new TemplateError('command template ends with a backslash');
+      word += template[++i];
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (quote) throw new TemplateError(`command template has an unterminated ${quote} quote`);
+  if (inWord) words.push(word);
+  if (words.length === 0) throw new TemplateError('command template is empty');
+  return words;
+}
+
+/** Replace the known placeholders inside each argument; a value never splits or joins arguments. */
+export function substitutePlaceholders(argv: readonly string[], values: TemplateValues): string[] {
+  return argv.map((arg) => arg.replace(PLACEHOLDER, (_m, key: keyof TemplateValues) => values[key]));
+}
+
+/** True when the template names at least one placeholder (then it is a whole command, not a prefix). */
+export function hasPlaceholder(template: string): boolean {
+  return new RegExp(PLACEHOLDER.source).test(template);
+}
