@@ -71,6 +71,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   /** Accept application/x-www-form-urlencoded (parsed into an object) as well as JSON. */
   form?: boolean;
   responses: Record<number, ResponseDoc>;
+  /** Left out of /openapi.json (static assets such as the Swagger UI files). */
+  hidden?: boolean;
   handler: (ctx: RouteContext<Static<P>, Static<Q>, Static<B>>) => unknown;
 }
 

@@ -1,0 +1,9 @@
+export {
+  ROLES, TokenRecord, TokenFile, type TokenState, type Random, type CreateTokenOptions,
+  hashToken, generateToken, tokenState, parseDuration, parseTokenFile, readTokenFile, readAdminTokenFile,
+  ensureSecretsDir, writeSecretFile, createToken, listTokens, revokeToken, ensureAdminToken,
+} from './tokens.ts';
+export { type Authenticator, type AuthEnv, DISABLED_PRINCIPAL, createAuthenticator } from './authenticate.ts';
+export { ROLE_ACCESS, roleAllows, accessDenied } from './roles.ts';
+export * from './tenants.ts';
+export * from './tenant-gate.ts';

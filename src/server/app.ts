@@ -1,0 +1,123 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TSchema } from '@sinclair/typebox';
+import polka from 'polka';
+import type { Authenticator } from '../auth/authenticate.ts';
+import type { Config } from '../config/index.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import { HttpError, notFound } from '../lib/http-error.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Route } from '../lib/route.ts';
+import { createAllowlist } from './allowlist.ts';
+import type { HttpMetrics } from './metrics.ts';
+import { buildOpenApi, collectSchemas } from './openapi.ts';
+import { begin, checkAllowlist, fail, rateLimit, routeHandler, type PipelineDeps } from './pipeline.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import { systemRoutes, type ServerHooks } from './system-routes.ts';
+import { ensureFormats } from './validate.ts';
+
+export interface CreateServerOptions {
+  /** Domain routes; the system routes (/, /health*, /docs, /openapi.json, /metrics, …) are added. */
+  routes: Route[];
+  log: Logger;
+  config: Config;
+  authenticator: Authenticator;
+  metrics: HttpMetrics;
+  hooks?: ServerHooks;
+  version: string;
+  /** Component schemas that route schemas reference with Type.Ref (e.g. Task). */
+  schemas?: TSchema[];
+  clock?: Clock;
+  /** Loopback clients pass a non-empty allowlist without being listed (default true). */
+  allowLoopback?: boolean;
+}
+
+export interface SvcServer {
+  server: http.Server;
+  /** The OpenAPI 3.1 document served at /openapi.json. */
+  openapi: Record<string, unknown>;
+  /** The metrics passed in (register domain gauges here). */
+  metrics: HttpMetrics;
+  listen(port: number, host: string): Promise<{ port: number; host: string }>;
+  /** Stop accepting, let in-flight requests finish for up to `graceMs`, then cut the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Static segments before parameters, so /tasks/search wins over /tasks/:task_id (polka runs the first match). */
+export function sortRoutes(routes: readonly Route[]): Route[] {
+  const rank = (r: Route) => r.path.split('/').map((s) => (s.startsWith(':') ? 1 : 0));
+  return [...routes].sort((a, b) => {
+    const ra = rank(a), rb = rank(b);
+    for (let i = 0; i < Math.min(ra.length, rb.length); i++) if (ra[i] !== rb[i]) return ra[i]! - rb[i]!;
+    return 0;
+  });
+}
+
+function assertUnique(routes: readonly Route[]): void {
+  const seen = new Set<string>();
+  for (const r of routes) {
+    const key = `${r.method} ${r.path.replace(/:[^/]+/g, ':')}`;
+    if (seen.has(key)) throw new Error(`route defined twice: ${r.method} ${r.path}`);
+    seen.add(key);
+  }
+}
+
+/** Assemble the HTTP server from route records: validation, auth, limits, errors, docs, metrics. */
+export function createServer(opts: CreateServerOptions): SvcServer {
+  const clock = opts.clock ?? systemClock;
+  const { server: cfg } = opts.config;
+  ensureFormats();
+  let openapi: Record<string, unknown> = {};
+  const routes = sortRoutes([
+    ...systemRoutes({ version: opts.version, metrics: opts.metrics, clock, openapi: () => openapi, ...(opts.hooks ? { hooks: opts.hooks } : {}) }),
+    ...opts.routes,
+  ]);
+  assertUnique(routes);
+  openapi = buildOpenApi(routes, { title: 'svc', version: opts.version, description: 'Git-native governance layer for AI coding agents' }, opts.schemas);
+  const deps: PipelineDeps = {
+    authenticator: opts.authenticator, log: opts.log, metrics: opts.metrics, bodyLimit: cfg.body_limit_bytes,
+    allowlist: createAllowlist(cfg.allowed_ips, { allowLoopback: opts.allowLoopback ?? true }),
+    limiter: cfg.rate_limit.enabled ? createRateLimiter({ ratePerS: cfg.rate_limit.requests_per_s, burst: cfg.rate_limit.burst, clock }) : null,
+    exemptLoopback: cfg.rate_limit.exempt_loopback,
+    refs: [...collectSchemas(routes, opts.schemas).values()],
+  };
+  const app = polka({
+    server: http.createServer(),
+    onError: (err, req, res) => fail(res, err, opts.log, `${req.method} ${req.path}`),
+    onNoMatch: (req, res) => {
+      const { ip } = begin(req, res, opts.metrics, 'unmatched');
+      try {
+        checkAllowlist(deps.allowlist, ip, req.path);
+        rateLimit(deps, ip, undefined);
+        const allow = METHODS.filter((m) => app.find(m, req.path).handlers.length > 0);
+        if (allow.length === 0) throw notFound('Not Found');
+        throw new HttpError(405, 'Method Not Allowed', {}, { allow: allow.join(', ') });
+      } catch (err) {
+        fail(res, err, opts.log, `${req.method} ${req.path}`);
+      }
+    },
+  });
+  for (const r of routes) app.add(r.method, r.path, routeHandler(r, deps));
+  const server = app.server as http.Server;
+  return {
+    server,
+    openapi,
+    metrics: opts.metrics,
+    listen: (port, host) => new Promise((resolve, reject) => {
+      server.once('error', reject);
+      app.listen(port, host, () => {
+        server.off('error', reject);
+        const a = server.address() as AddressInfo;
+        resolve({ port: a.port, host: a.address });
+      });
+    }),
+    close: (graceMs = 2000) => new Promise((resolve) => {
+      if (!server.listening) { resolve(); return; }
+      const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+      server.close(() => { clearTimeout(cut); resolve(); });
+      server.closeIdleConnections();
+    }),
+  };
+}

@@ -1,0 +1,11 @@
+export { createServer, sortRoutes, type CreateServerOptions, type SvcServer } from './app.ts';
+export { createMetrics, type HttpMetrics } from './metrics.ts';
+export { buildOpenApi, collectSchemas, toJsonSchema, HTTPValidationErrorSchema, ValidationErrorSchema } from './openapi.ts';
+export { systemRoutes, agentCard, type ServerHooks, type SystemDeps } from './system-routes.ts';
+export { docsRoutes, swaggerUiDir } from './docs.ts';
+export { openSse, type SseStream, type SseOptions } from './sse.ts';
+export { sendJson, errorResponse, type Outgoing } from './respond.ts';
+export { toIssues, compileValidator, ValidationFailed, ensureFormats, type ValidationIssue, type Validator } from './validate.ts';
+export { readBody, parseJsonBody, parseFormBody, depthExceeded, MAX_JSON_DEPTH } from './body.ts';
+export { createAllowlist, allowlistExempt, isLoopback, normalizeIp, type Allowlist } from './allowlist.ts';
+export { createRateLimiter, takeToken, type RateLimiter, type Bucket } from './rate-limit.ts';

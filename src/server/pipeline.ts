@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TSchema } from '@sinclair/typebox';
+import { accessDenied } from '../auth/roles.ts';
+import type { Authenticator } from '../auth/authenticate.ts';
+import { forbidden, HttpError, tooMany } from '../lib/http-error.ts';
+import type { Logger } from '../lib/log.ts';
+import { isReply, RAW, type Principal, type Route } from '../lib/route.ts';
+import { allowlistExempt, isLoopback, normalizeIp, type Allowlist } from './allowlist.ts';
+import { hasNoBody, mediaType, parseFormBody, parseJsonBody, readBody } from './body.ts';
+import type { HttpMetrics } from './metrics.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import { errorResponse, sendJson, type Outgoing } from './respond.ts';
+import { compileValidator, pickQuery, ValidationFailed, type Validator } from './validate.ts';
+
+/** What every request handler shares. */
+export interface PipelineDeps {
+  authenticator: Authenticator;
+  allowlist: Allowlist;
+  /** null = rate limiting off. */
+  limiter: RateLimiter | null;
+  exemptLoopback: boolean;
+  bodyLimit: number;
+  log: Logger;
+  metrics: HttpMetrics;
+  refs: TSchema[];
+}
+
+const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', role: 'viewer', tenant: null, actor: 'anonymous' });
+const HMAC: Principal = Object.freeze({ kind: 'hmac', role: 'viewer', tenant: null, actor: 'hmac' });
+const REQUEST_ID = /^[\w.:@/-]{1,128}$/;
+
+/** Per-request facts established before routing: id, client address, metrics on completion. */
+export function begin(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, routeLabel: string) {
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('x-request-id', requestId);
+  const ip = normalizeIp(req.socket.remoteAddress ?? '');
+  const stop = metrics.start();
+  res.once('close', () => stop(req.method ?? 'GET', routeLabel, res.statusCode));
+  return { requestId, ip };
+}
+
+/** 403 unless the client address is allowed (health, docs and openapi are always reachable). */
+export function checkAllowlist(allowlist: Allowlist, ip: string, path: string): void {
+  if (!allowlistExempt(path) && !allowlist.allows(ip)) throw forbidden(`IP ${ip} not in allowlist`);
+}
+
+/** Send the response for a thrown value; unknown errors are logged with the request id, never sent. */
+export function fail(res: ServerResponse, err: unknown, log: Logger, where: string): void {
+  const out = errorResponse(err);
+  if (out.internal) log.error(`${where} failed`, err);
+  if (res.headersSent) { res.end(); return; }
+  sendJson(res, out);
+}
+
+// regexparam-style matcher for the route's own pattern: polka merges params of every matching route.
+function paramMatcher(path: string): (p: string) => Record<string, string> {
+  const keys: string[] = [];
+  const src = path.split('/').map((seg) => {
+    if (!seg.startsWith(':')) return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    keys.push(seg.slice(1));
+    return '([^/]+?)';
+  }).join('/');
+  const re = new RegExp(`^${src}/?$`, 'i');
+  return (p) => {
+    const m = re.exec(p);
+    const out: Record<string, string> = {};
+    keys.forEach((k, i) => {
+      const raw = m?.[i + 1] ?? '';
+      try { out[k] = decodeURIComponent(raw); } catch { out[k] = raw; }
+    });
+    return out;
+  };
+}
+
+/** The route's success status for a plain return value: its lowest documented 2xx, else 200. */
+export function defaultStatus(route: Route): number {
+  const ok = Object.keys(route.responses).map(Number).filter((s) => s >= 200 && s < 300).sort((a, b) => a - b);
+  return ok[0] ?? 200;
+}
+
+/** A route compiled once at mount time. */
+interface Prepared {
+  route: Route;
+  params: (path: string) => Record<string, string>;
+  paramsV?: Validator;
+  queryV?: Validator;
+  bodyV?: Validator;
+  status: number;
+}
+
+function prepare(route: Route, refs: TSchema[]): Prepared {
+  return {
+    route,
+    params: paramMatcher(route.path),
+    ...(route.params ? { paramsV: compileValidator(route.params, refs) } : {}),
+    ...(route.query ? { queryV: compileValidator(route.query, refs) } : {}),
+    ...(route.body ? { bodyV: compileValidator(route.body, refs) } : {}),
+    status: defaultStatus(route),
+  };
+}
+
+// Who is calling: a failed authentication is kept, not thrown, so the rate limit still counts it by IP.
+async function identify(route: Route, req: IncomingMessage, auth: Authenticator): Promise<{ principal?: Principal; error?: unknown }> {
+  if (route.access === 'public') return { principal: auth.disabled ? await auth.resolve(undefined) : ANONYMOUS };
+  if (route.access === 'hmac') return { principal: HMAC };
+  try {
+    return { principal: await auth.resolve(req.headers.authorization) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** 429 when the client (token actor, else IP) is over its rate; loopback may be exempt. */
+export function rateLimit(deps: PipelineDeps, ip: string, principal: Principal | undefined): void {
+  if (!deps.limiter || (deps.exemptLoopback && isLoopback(ip))) return;
+  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file');
+  const wait = deps.limiter.check(byToken ? `actor:${principal.actor}` : `ip:${ip}`);
+  if (wait !== null) throw tooMany('Rate limit exceeded', wait);
+}
+
+const UNSUPPORTED = new HttpError(415, 'Content-Type must be application/json');
+
+// Body by the route's declaration: raw Buffer, JSON (or form) validated against `body`, or nothing.
+async function readRequestBody(p: Prepared, req: IncomingMessage, limit: number): Promise<unknown> {
+  const { route, bodyV } = p;
+  if (route.rawBody) return readBody(req, limit);
+  if (!bodyV) return undefined;
+  if (hasNoBody(req)) {
+    if (!route.bodyOptional) throw new ValidationFailed([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
+    try { return bodyV.parse({}, 'body'); } catch { return undefined; }
+  }
+  const type = mediaType(req);
+  const form = route.form === true && type === 'application/x-www-form-urlencoded';
+  if (type !== 'application/json' && !form) throw UNSUPPORTED;
+  const buf = await readBody(req, limit);
+  if (buf.length === 0 && route.bodyOptional) return undefined;
+  return form ? bodyV.parse(parseFormBody(buf), 'body', true) : bodyV.parse(parseJsonBody(buf), 'body');
+}
+
+/** The polka handler of one route: guard, authenticate, validate, call, answer. */
+export function routeHandler(route: Route, deps: PipelineDeps) {
+  const p = prepare(route, deps.refs);
+  return async (req: IncomingMessage & { path?: string; query?: Record<string, string | string[]> }, res: ServerResponse) => {
+    const path = req.path ?? '/';
+    const { requestId, ip } = begin(req, res, deps.metrics, route.path);
+    try {
+      checkAllowlist(deps.allowlist, ip, path);
+      const who = await identify(route, req, deps.authenticator);
+      rateLimit(deps, ip, who.principal);
+      if (!who.principal) throw who.error;
+      const principal = who.principal;
+      const rawParams = p.params(path);
+      const denied = accessDenied(principal, route.access, rawParams);
+      if (denied) throw denied;
+      const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
+      const rawQuery = req.query ?? {};
+      const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, rawQuery), 'query', true) : rawQuery;
+      const body = await readRequestBody(p, req, deps.bodyLimit);
+      const result = await route.handler({ req, res, params, query, body, principal, requestId, ip });
+      answer(res, result, p.status);
+    } catch (err) {
+      fail(res, err, deps.log, `[${requestId}] ${req.method} ${path}`);
+    }
+  };
+}
+
+// Turn a handler's return value into the response (RAW or an already-started response: leave it).
+function answer(res: ServerResponse, result: unknown, status: number): void {
+  if (result === RAW) return;
+  if (isReply(result)) {
+    const out: Outgoing = { status: result.status ?? status, body: result.body };
+    if (result.headers) out.headers = result.headers;
+    sendJson(res, out);
+  } else if (res.headersSent) return;
+  else if (result === undefined) sendJson(res, { status: 204 });
+  else sendJson(res, { status, body: result });
+}

@@ -1,0 +1,116 @@
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { Value } from '@sinclair/typebox/value';
+import { FormatRegistry } from '@sinclair/typebox';
+
+/** One entry of a FastAPI-shaped 422 body. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+}
+export type Where = 'body' | 'query' | 'path';
+
+const TYPE: Partial<Record<ValueErrorType, string>> = {
+  [ValueErrorType.ObjectRequiredProperty]: 'missing', [ValueErrorType.ObjectAdditionalProperties]: 'extra_forbidden',
+  [ValueErrorType.String]: 'string_type', [ValueErrorType.StringMinLength]: 'string_too_short',
+  [ValueErrorType.StringMaxLength]: 'string_too_long', [ValueErrorType.StringPattern]: 'string_pattern_mismatch',
+  [ValueErrorType.StringFormat]: 'value_error', [ValueErrorType.Integer]: 'int_type', [ValueErrorType.Number]: 'float_type',
+  [ValueErrorType.Boolean]: 'bool_type', [ValueErrorType.Array]: 'list_type',
+  [ValueErrorType.ArrayMaxItems]: 'too_long', [ValueErrorType.ArrayMinItems]: 'too_short',
+  [ValueErrorType.IntegerMinimum]: 'greater_than_equal', [ValueErrorType.IntegerMaximum]: 'less_than_equal',
+  [ValueErrorType.NumberMinimum]: 'greater_than_equal', [ValueErrorType.NumberMaximum]: 'less_than_equal',
+  [ValueErrorType.IntegerExclusiveMinimum]: 'greater_than', [ValueErrorType.NumberExclusiveMinimum]: 'greater_than',
+  [ValueErrorType.IntegerExclusiveMaximum]: 'less_than', [ValueErrorType.NumberExclusiveMaximum]: 'less_than',
+  [ValueErrorType.Union]: 'union_tag_invalid', [ValueErrorType.Literal]: 'literal_error', [ValueErrorType.Object]: 'model_type',
+  [ValueErrorType.Null]: 'none_required',
+};
+
+/** A validation failure carrying FastAPI-shaped issues; the app answers 422 `{"detail": issues}`. */
+export class ValidationFailed extends Error {
+  constructor(readonly issues: ValidationIssue[]) {
+    super('validation failed');
+    this.name = 'ValidationFailed';
+  }
+}
+
+/** Map TypeBox errors to `{loc, msg, type}` issues, one per location ('missing' wins over a type error). */
+export function toIssues(errors: Iterable<ValueError>, where: Where): ValidationIssue[] {
+  const byLoc = new Map<string, ValidationIssue>();
+  for (const e of errors) {
+    const parts = e.path.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const loc = [where, ...parts.map((s) => (/^\d+$/.test(s) ? Number(s) : s))];
+    const key = loc.join('\u0000');
+    const type = TYPE[e.type] ?? 'value_error';
+    if (byLoc.has(key) && type !== 'missing') continue;
+    byLoc.set(key, { loc, msg: e.message, type, ...(type === 'missing' ? {} : { input: e.value }) });
+  }
+  return [...byLoc.values()];
+}
+
+/** A compiled schema that fills defaults, checks, and throws ValidationFailed with located issues. */
+export interface Validator {
+  schema: TSchema;
+  /** Defaults filled, optionally string values converted (query, path, form), then checked. */
+  parse(value: unknown, where: Where, convert?: boolean): unknown;
+}
+
+/** Compile once at mount time; `refs` resolves Type.Ref targets. */
+export function compileValidator(schema: TSchema, refs: TSchema[]): Validator {
+  const check: TypeCheck<TSchema> = TypeCompiler.Compile(schema, refs);
+  return {
+    schema,
+    parse(value, where, convert = false) {
+      let v = Value.Default(schema, refs, value);
+      if (convert) v = Value.Convert(schema, refs, v);
+      if (check.Check(v)) return v;
+      throw new ValidationFailed(toIssues(check.Errors(v), where));
+    },
+  };
+}
+
+/** Property names declared by an object schema (query keys the route knows about). */
+export function schemaKeys(schema: TSchema): string[] {
+  const props = (schema as { properties?: Record<string, unknown> }).properties;
+  return props ? Object.keys(props) : [];
+}
+
+/** True when the property of an object schema accepts an array (a repeated query key is then legal). */
+export function isArrayProp(schema: TSchema, key: string): boolean {
+  const prop = (schema as { properties?: Record<string, { type?: unknown }> }).properties?.[key];
+  return prop?.type === 'array';
+}
+
+/**
+ * Keep only the query keys the schema declares; a scalar key given twice is an issue (not "last wins"),
+ * and a single value for an array key becomes a one-element array.
+ */
+export function pickQuery(schema: TSchema, raw: Record<string, string | string[] | undefined>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const issues: ValidationIssue[] = [];
+  for (const key of schemaKeys(schema)) {
+    const v = raw[key];
+    if (v === undefined) continue;
+    if (isArrayProp(schema, key)) out[key] = Array.isArray(v) ? v : [v];
+    else if (Array.isArray(v)) issues.push({ loc: ['query', key], msg: 'Parameter given more than once', type: 'value_error', input: v });
+    else out[key] = v;
+  }
+  if (issues.length) throw new ValidationFailed(issues);
+  return out;
+}
+
+// Without a registered checker TypeBox fails every value of a format ("Unknown format").
+const FORMATS: Record<string, (v: string) => boolean> = {
+  'date-time': (v) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(v) && !Number.isNaN(Date.parse(v)),
+  date: (v) => /^\d{4}-\d\d-\d\d$/.test(v) && !Number.isNaN(Date.parse(v)),
+  email: (v) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v),
+  uri: (v) => URL.canParse(v),
+  uuid: (v) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v),
+};
+
+/** Register the string formats route schemas may use (idempotent; TypeBox's registry is global). */
+export function ensureFormats(): void {
+  for (const [name, fn] of Object.entries(FORMATS)) if (!FormatRegistry.Has(name)) FormatRegistry.Set(name, fn);
+}
