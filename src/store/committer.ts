@@ -1,0 +1,147 @@
+import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Git } from './git-cli.ts';
+import { isCommitted, relToSdd, type SddLayout } from './layout.ts';
+import { recoverMessage } from './message.ts';
+import { diffState, listCommitted, scanSdd } from './recover.ts';
+import { createStateWriter, type Batch } from './state-writer.ts';
+import type { CommitResult, StateCommitter } from './types.ts';
+
+export interface CommitterOptions {
+  layout: SddLayout;
+  git: Git;
+  log: Logger;
+  clock: Clock;
+  /** Group-commit interval while dirty (config state.commit_interval_ms, default 250). */
+  intervalMs: number;
+  /** Run `git gc --auto` in the background every N commits; 0 = never. */
+  gcEveryCommits: number;
+}
+
+// Notes kept for one message; later ones are dropped (a long-stuck disk must not grow memory).
+const MAX_KEPT_NOTES = 1000;
+
+/** The group committer of `.sdd` into refs/sdd/state. Creating it does no IO; call `recover()` then `start()`. */
+export function createCommitter(opts: CommitterOptions): StateCommitter {
+  const { layout, git, log, intervalMs, gcEveryCommits } = opts;
+  const writer = createStateWriter(opts);
+  let dirty = new Set<string>();
+  let notes: string[] = [];
+  let chain: Promise<unknown> = Promise.resolve();
+  let queued: Promise<CommitResult | null> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let started = false;
+  let commits = 0;
+  let gc: Promise<void> | null = null;
+
+  // Every commit runs here, one at a time: the in-memory tree has one writer.
+  const enqueue = <T>(fn: () => Promise<T>): Promise<T> => {
+    const p = chain.then(fn);
+    chain = p.catch(() => undefined);
+    return p;
+  };
+
+  const runBatch = async (batch: Batch): Promise<CommitResult | null> => {
+    const result = await writer.commit(batch);
+    if (result && gcEveryCommits > 0 && ++commits % gcEveryCommits === 0 && !gc) {
+      gc = runGc(git, log).finally(() => {
+        writer.resetCache();
+        gc = null;
+      });
+    }
+    return result;
+  };
+
+  // Take the dirty set; on failure put it back so nothing is lost.
+  const commitDirty = async (): Promise<CommitResult | null> => {
+    if (!dirty.size) return null;
+    const batch = { paths: [...dirty].sort(), notes };
+    dirty = new Set();
+    notes = [];
+    try {
+      return await runBatch(batch);
+    } catch (err) {
+      for (const p of batch.paths) dirty.add(p);
+      notes = [...batch.notes, ...notes].slice(0, MAX_KEPT_NOTES);
+      throw err;
+    }
+  };
+
+  // A flush asked for while another waits to start shares it: it covers every touch before both.
+  const flush = (): Promise<CommitResult | null> => {
+    if (queued) return queued;
+    const p = enqueue(() => {
+      queued = null;
+      return commitDirty();
+    });
+    queued = p;
+    return p;
+  };
+
+  const schedule = () => {
+    if (!started || timer || !dirty.size) return;
+    timer = setTimeout(() => {
+      flush()
+        .catch((err: Error) => log.error('state commit failed; will retry', { err: err.message }))
+        .finally(() => {
+          timer = null;
+          schedule();
+        });
+    }, intervalMs);
+    timer.unref();
+  };
+
+  const recover = () =>
+    enqueue(async () => {
+      const head = await writer.reload();
+      const [disk, ref] = await Promise.all([scanSdd(layout), head ? listCommitted(git, head) : new Map<string, string>()]);
+      const { changed, deleted } = diffState(disk, ref);
+      if (!changed.size && !deleted.length) return null;
+      // One git process writes all changed blobs: at first start that may be every file.
+      const known = new Map<string, string | null>(await writer.writeBlobs([...changed.keys()]));
+      for (const p of deleted) known.set(p, null);
+      const paths = [...known.keys()].sort();
+      const result = await runBatch({ paths, notes: [], known, message: recoverMessage(paths) });
+      if (result) log.debug(result.message);
+      return result;
+    });
+
+  return {
+    touch(abs, note) {
+      if (!abs.startsWith(layout.sdd + '/')) return;
+      const rel = relToSdd(layout, abs);
+      if (!isCommitted(rel)) return;
+      dirty.add(rel);
+      if (note && notes.length < MAX_KEPT_NOTES) notes.push(note);
+      schedule();
+    },
+    flush,
+    recover,
+    start() {
+      started = true;
+      schedule();
+    },
+    async stop() {
+      started = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await flush();
+      await gc;
+    },
+    head: () => writer.readRef(),
+    get pending() {
+      return dirty.size;
+    },
+  };
+}
+
+// Respect the user's gc.auto (our git wrapper forces 0 for every other command); default as git's.
+async function runGc(git: Git, log: Logger): Promise<void> {
+  try {
+    const conf = await git.run(['config', '--get', 'gc.auto'], { allowFail: true });
+    const auto = conf.code === 0 && conf.stdout.trim() ? conf.stdout.trim() : '6700';
+    await git.mutate(['-c', `gc.auto=${auto}`, 'gc', '--auto', '--quiet']);
+  } catch (err) {
+    log.warn('git gc --auto failed', { err: (err as Error).message });
+  }
+}

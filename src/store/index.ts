@@ -1,0 +1,11 @@
+export * from './ids.ts';
+export * from './layout.ts';
+export * from './git-cli.ts';
+export * from './types.ts';
+export { stableStringify, writeFileAtomic, writeJsonAtomic, createExclusive, storageError, errnoError, tempPathFor, type Faults } from './io.ts';
+export { createJsonlAppender, readJsonl, readJsonlTail, parseJsonl, type JsonlAppender } from './jsonl.ts';
+export { createRecordStore, readJsonFile, type RecordStoreOptions, type ClosableRecordStore } from './records.ts';
+export { createCommitter, type CommitterOptions } from './committer.ts';
+export { STATE_REF } from './state-writer.ts';
+export { blobId, commonGitDir } from './git-objects.ts';
+export { commitMessage, recoverMessage } from './message.ts';

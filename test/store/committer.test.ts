@@ -1,0 +1,142 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { manualClock } from '../../src/lib/clock.ts';
+import { silentLogger } from '../../src/lib/log.ts';
+import { createCommitter } from '../../src/store/committer.ts';
+import { createGit } from '../../src/store/git-cli.ts';
+import { sddLayout } from '../../src/store/layout.ts';
+import { createRecordStore } from '../../src/store/records.ts';
+import { makeRepo, type TempRepo } from '../helpers/repo.ts';
+
+type Task = { version: number; id: string; status: string };
+const committer = suite('store committer');
+let repo: TempRepo;
+committer.before.each(() => {
+  repo = makeRepo('svc-commit-');
+});
+committer.after.each(() => repo.cleanup());
+
+const setup = (root = repo.dir, intervalMs = 60_000) => {
+  const layout = sddLayout(root);
+  const c = createCommitter({ layout, git: createGit(root), log: silentLogger(), clock: manualClock(), intervalMs, gcEveryCommits: 0 });
+  const store = createRecordStore({ layout, committer: c, log: silentLogger() });
+  return { layout, c, store };
+};
+const task = (id: string): Task => ({ version: 1, id, status: 'open' });
+const tree = (ref = 'refs/sdd/state') => repo.git('ls-tree', '-r', '--name-only', ref).split('\n').filter(Boolean);
+const subjects = () => repo.git('log', '--format=%s', 'refs/sdd/state').split('\n');
+const userView = () => {
+  const index = join(repo.dir, '.git', 'index');
+  return {
+    // GIT_OPTIONAL_LOCKS=0: our own `git status` must not refresh the index it is checking.
+    status: execFileSync('git', ['status', '--porcelain'], { cwd: repo.dir, encoding: 'utf8', env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } }),
+    head: repo.git('rev-parse', 'HEAD'), branch: repo.git('symbolic-ref', 'HEAD'),
+    index: createHash('sha1').update(readFileSync(index)).digest('hex'), mtime: statSync(index).mtimeMs,
+  };
+};
+
+committer('each flush is one commit naming its notes; only committed folders reach the tree; the user repo is untouched', async () => {
+  const { layout, c, store } = setup();
+  mkdirSync(layout.sdd, { recursive: true });
+  writeFileSync(join(layout.sdd, '.gitignore'), 'runtime/\nsecrets/\nworktrees/\n');
+  const before = userView();
+  assert.is(await c.head(), null);
+  await store.create(layout.task('t0001'), task('t0001'), 'create t0001');
+  await store.create(layout.task('t0002'), task('t0002'), 'create t0002');
+  await store.writeJson(layout.agent('s1'), { pid: 1 });
+  await store.writeJson(layout.tokens, { secret: 'x' });
+  mkdirSync(layout.worktree('s1'), { recursive: true });
+  writeFileSync(join(layout.worktree('s1'), 'a.txt'), 'x');
+  c.touch(join(layout.worktree('s1'), 'a.txt'));
+  c.touch(join(layout.sdd, 'tasks', '01', '.x.tmp'));
+  assert.is(c.pending, 2);
+  const first = await c.flush();
+  assert.is(first?.message, 'create t0001; create t0002');
+  assert.is(first?.paths, 2);
+  assert.is(c.pending, 0);
+
+  await store.update<Task>(layout.task('t0001'), (t) => ({ ...t, status: 'claimed' }), { note: 'claim t0001 by backend-3f2a' });
+  await store.appendJsonl(layout.progress('t0001'), { msg: 'hi' });
+  await c.flush();
+  await store.remove(layout.task('t0002'), 'delete t0002');
+  await c.flush();
+  await store.writeJson(layout.tenants, { default: {} });
+  await c.flush();
+  assert.is(await c.flush(), null, 'nothing dirty, no commit');
+
+  assert.equal(subjects(), ['update 1 path', 'delete t0002', 'claim t0001 by backend-3f2a', 'create t0001; create t0002']);
+  assert.equal(tree(), ['.sdd/progress/01/t0001.jsonl', '.sdd/tasks/01/t0001.json', '.sdd/tenants.json']);
+  assert.equal(JSON.parse(repo.git('show', 'refs/sdd/state:.sdd/tasks/01/t0001.json')), { ...task('t0001'), status: 'claimed', version: 2 });
+  assert.match(repo.git('log', '-p', 'refs/sdd/state', '--', '.sdd/tasks'), '"status": "claimed"');
+  assert.is(repo.git('log', '-1', '--format=%an <%ae> %cn <%ce>', 'refs/sdd/state'), 'svc <svc@localhost> svc <svc@localhost>');
+  assert.is(repo.git('fsck', '--strict', '--no-dangling'), '');
+  assert.equal(userView(), before);
+});
+
+committer('concurrent flushes and touches lose nothing; stop() makes the final commit', async () => {
+  const { layout, c, store } = setup(repo.dir, 20);
+  c.start();
+  const ids = Array.from({ length: 40 }, (_, i) => `t${String(i).padStart(4, '0')}`);
+  await Promise.all(ids.map(async (id, i) => {
+    await store.create(layout.task(id), task(id), `create ${id}`);
+    if (i % 7 === 0) await c.flush();
+  }));
+  await new Promise((r) => setTimeout(r, 60));
+  await store.update<Task>(layout.task('t0003'), (t) => ({ ...t, status: 'done' }), { note: 'complete t0003' });
+  await c.stop();
+  assert.is(c.pending, 0);
+  assert.is(tree().length, 40);
+  assert.match(repo.git('show', 'refs/sdd/state:.sdd/tasks/03/t0003.json'), '"done"');
+  const count = Number(repo.git('rev-list', '--count', 'refs/sdd/state'));
+  assert.ok(count >= 2 && count <= 10, `a few group commits, got ${count}`);
+  assert.is(repo.git('fsck', '--strict', '--no-dangling'), '');
+});
+
+committer('a message with many notes is cut at 20 items', async () => {
+  const { layout, c, store } = setup();
+  for (let i = 0; i < 25; i++) await store.create(layout.task(`t${i}`), task(`t${i}`), `create t${i}`);
+  const r = await c.flush();
+  assert.ok(r!.message.endsWith('create t19; … and 5 more'), r!.message);
+  assert.is(r!.message.split('; ').length, 21);
+});
+
+committer('a ref moved behind the committer\'s back is retried on top; nothing is lost', async () => {
+  const a = setup();
+  await a.store.create(a.layout.task('t0001'), task('t0001'), 'create t0001');
+  await a.c.flush();
+  // Someone else commits onto the ref (another committer instance).
+  const b = setup();
+  await b.store.writeJson(b.layout.tenants, { other: true }, 'other writer');
+  await b.c.flush();
+  // And a plain git user moves it once more.
+  const manual = repo.git('commit-tree', 'refs/sdd/state^{tree}', '-p', 'refs/sdd/state', '-m', 'manual');
+  repo.git('update-ref', 'refs/sdd/state', manual);
+  await a.store.create(a.layout.task('t0002'), task('t0002'), 'create t0002');
+  const r = await a.c.flush();
+  assert.is(r?.message, 'create t0002');
+  assert.equal(subjects(), ['create t0002', 'manual', 'other writer', 'create t0001']);
+  assert.equal(tree(), ['.sdd/tasks/01/t0001.json', '.sdd/tasks/02/t0002.json', '.sdd/tenants.json']);
+  assert.is(repo.git('rev-parse', 'refs/sdd/state^'), manual);
+  assert.is(repo.git('fsck', '--strict', '--no-dangling'), '');
+});
+
+committer('from a linked worktree the ref lands in the main repository', async () => {
+  const wt = join(repo.dir, '..', `${repo.dir.split('/').pop()}-wt`);
+  repo.git('worktree', 'add', '-q', '--detach', wt);
+  try {
+    const { layout, c, store } = setup(wt);
+    await store.create(layout.task('t0001'), task('t0001'), 'create t0001');
+    const r = await c.flush();
+    assert.is(repo.git('rev-parse', 'refs/sdd/state'), r!.oid);
+    assert.equal(tree(), ['.sdd/tasks/01/t0001.json']);
+    assert.is(repo.git('fsck', '--strict', '--no-dangling'), '');
+  } finally {
+    repo.git('worktree', 'remove', '--force', wt);
+  }
+});
+
+committer.run();

@@ -1,0 +1,98 @@
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { silentLogger } from '../../src/lib/log.ts';
+import { createExclusive, errnoError, stableStringify, writeJsonAtomic } from '../../src/store/io.ts';
+import { sddLayout } from '../../src/store/layout.ts';
+import { createRecordStore } from '../../src/store/records.ts';
+import { RecordExists, StorageUnavailable } from '../../src/store/types.ts';
+import { makeTempDir } from '../helpers/repo.ts';
+
+const io = suite('store io');
+let tmp: ReturnType<typeof makeTempDir>;
+io.before.each(() => {
+  tmp = makeTempDir('svc-io-');
+});
+io.after.each(() => tmp.cleanup());
+
+io('JSON files have sorted keys at every level, 2-space indent and a trailing newline', () => {
+  const text = stableStringify({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } });
+  assert.is(text, '{\n  "a": {\n    "c": null,\n    "d": [\n      {\n        "y": 2,\n        "z": 1\n      }\n    ]\n  },\n  "b": 1\n}\n');
+});
+
+io('an atomic write creates missing folders and leaves no temp file', async () => {
+  const file = join(tmp.dir, 'x', 'y', 'r.json');
+  await writeJsonAtomic(file, { z: 1, a: 2 });
+  assert.is(readFileSync(file, 'utf8'), '{\n  "a": 2,\n  "z": 1\n}\n');
+  assert.equal(readdirSync(join(tmp.dir, 'x', 'y')), ['r.json']);
+});
+
+io('exclusive create refuses an existing file and keeps its content', async () => {
+  const file = join(tmp.dir, 'r.json');
+  await createExclusive(file, 'first\n');
+  try {
+    await createExclusive(file, 'second\n');
+    assert.unreachable('second create must fail');
+  } catch (err) {
+    assert.instance(err, RecordExists);
+  }
+  assert.is(readFileSync(file, 'utf8'), 'first\n');
+  assert.equal(readdirSync(tmp.dir), ['r.json']);
+});
+
+io('a full disk during a write throws StorageUnavailable and leaves the old file, no temp, no partial file', async () => {
+  const layout = sddLayout(tmp.dir);
+  let full = false;
+  const touched: string[] = [];
+  const store = createRecordStore({
+    layout, log: silentLogger(), committer: { touch: (abs) => touched.push(abs) },
+    faults: { beforeWrite: (p) => { if (full) throw errnoError('ENOSPC', p); } },
+  });
+  const dir = join(layout.sdd, 'tasks', '01');
+  await store.create(layout.task('t01'), { version: 1, title: 'a' });
+  full = true;
+  for (const attempt of [
+    () => store.update<{ version: number; title: string }>(layout.task('t01'), (t) => ({ ...t, title: 'b' })),
+    () => store.writeJson(layout.task('t01'), { version: 9 }),
+    () => store.create(layout.task('t11'), { version: 1 }),
+    () => store.appendJsonl(layout.progress('t01'), { n: 1 }),
+  ]) {
+    try {
+      await attempt();
+      assert.unreachable('write must fail');
+    } catch (err) {
+      assert.instance(err, StorageUnavailable);
+      assert.is((err as StorageUnavailable).code, 'ENOSPC');
+    }
+  }
+  assert.equal(readdirSync(dir).sort(), ['t01.json']);
+  assert.equal(JSON.parse(readFileSync(layout.task('t01'), 'utf8')), { version: 1, title: 'a' });
+  assert.is(readFileSync(layout.progress('t01'), 'utf8'), '');
+  assert.is(touched.length, 1, 'only the successful create is marked for commit');
+  full = false;
+  const after = await store.update<{ version: number; title: string }>(layout.task('t01'), (t) => ({ ...t, title: 'c' }));
+  assert.is(after.version, 2);
+  await store.close();
+});
+
+io('a read-only disk is StorageUnavailable too', async () => {
+  const layout = sddLayout(tmp.dir);
+  mkdirSync(layout.sdd, { recursive: true });
+  writeFileSync(layout.tenants, '{}\n');
+  const store = createRecordStore({
+    layout, log: silentLogger(), committer: { touch() {} },
+    faults: { beforeWrite: (p) => { throw errnoError('EROFS', p); } },
+  });
+  try {
+    await store.writeJson(layout.tenants, { a: 1 });
+    assert.unreachable();
+  } catch (err) {
+    assert.instance(err, StorageUnavailable);
+    assert.is((err as StorageUnavailable).code, 'EROFS');
+  }
+  assert.is(readFileSync(layout.tenants, 'utf8'), '{}\n');
+  assert.equal(readdirSync(layout.sdd), ['tenants.json']);
+});
+
+io.run();
