@@ -1,0 +1,104 @@
+import { conflict, notFound } from '../lib/http-error.ts';
+import { VersionConflict } from '../store/types.ts';
+import { claimBlockers } from './machine.ts';
+import type { Task } from './schema.ts';
+import type { Actor, TaskService } from './service.ts';
+
+export interface NextOptions {
+  claimed_by_session?: string;
+  parent_session_id?: string;
+  wait_s?: number;
+}
+
+/** Claim the best open task of a role (priority, then age); waits up to `wait_s` for one to appear. */
+export async function claimNext(svc: TaskService, role: string, opts: NextOptions, who: Actor, signal?: AbortSignal): Promise<Task> {
+  svc.assertAccepting();
+  const deadline = svc.deps.clock.now() + (opts.wait_s ?? 0) * 1000;
+  for (;;) {
+    const task = await tryClaimNext(svc, role, opts, who);
+    if (task) return task;
+    const left = deadline - svc.deps.clock.now();
+    if (left <= 0 || signal?.aborted) throw notFound(`No open tasks for role '${role}'`);
+    await readyOrTimeout(svc, role, who.tenant, left, signal);
+    svc.assertAccepting();
+  }
+}
+
+// Candidates are popped synchronously, so concurrent callers never race for the same task.
+async function tryClaimNext(svc: TaskService, role: string, opts: NextOptions, who: Actor): Promise<Task | undefined> {
+  const skipped: Task[] = [];
+  try {
+    for (;;) {
+      const filter = opts.parent_session_id ? (t: Task) => t.parent_session_id === opts.parent_session_id : undefined;
+      const cand = svc.board.takeNext(role, who.tenant, filter);
+      if (!cand) return undefined;
+      try {
+        return await claimOne(svc, cand.id, { claimed_by_session: opts.claimed_by_session, expectedVersion: cand.version }, who);
+      } catch (err) {
+        // Lost a race or blocked by owned files: keep it for later callers if it is still open.
+        const cur = svc.board.get(cand.id);
+        if (cur?.status === 'open' && !(err instanceof VersionConflict)) skipped.push(cur);
+      }
+    }
+  } finally {
+    for (const t of skipped) svc.board.putBack(t);
+  }
+}
+
+/** Claim one task by id with compare-and-set; 409 on a version mismatch, a wrong state or a blocker. */
+export async function claimOne(svc: TaskService, id: string, opts: { claimed_by_session?: string; expectedVersion?: number; agent_id?: string; node_id?: string }, who: Actor): Promise<Task> {
+  svc.assertAccepting();
+  const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? null };
+  try {
+    return await svc.apply(id, 'claim', input, who, {
+      expectedVersion: opts.expectedVersion,
+      check: (cur) => {
+        if (cur.status !== 'open') return; // the machine answers 409 for the state
+        const reason = claimBlockers(cur, (x) => svc.board.get(x), svc.board.activeOwners());
+        if (reason) throw conflict(reason);
+      },
+    });
+  } catch (err) {
+    if (err instanceof VersionConflict) {
+      throw conflict(`Version conflict: task ${id} is at version ${err.current.version}, expected ${err.expected}`, { current_version: err.current.version });
+    }
+    throw err;
+  }
+}
+
+/** Claim every listed task or none: `failed` names each refusal, and claims already made are released again. */
+export async function claimBatch(svc: TaskService, ids: string[], opts: { agent_id?: string; claimed_by_session?: string }, who: Actor): Promise<{ claimed: Task[]; failed: { task_id: string; reason: string }[] }> {
+  svc.assertAccepting();
+  const unique = [...new Set(ids)];
+  const failed: { task_id: string; reason: string }[] = [];
+  for (const id of unique) {
+    const t = svc.board.get(id);
+    if (!t || t.tenant !== who.tenant) failed.push({ task_id: id, reason: `Task '${id}' not found` });
+    else if (t.status !== 'open') failed.push({ task_id: id, reason: `Cannot claim task '${id}' in state '${t.status}'` });
+  }
+  if (failed.length) return { claimed: [], failed };
+  const claimed: Task[] = [];
+  for (const id of unique) {
+    try {
+      claimed.push(await claimOne(svc, id, opts, who));
+    } catch (err) {
+      failed.push({ task_id: id, reason: (err as Error).message });
+      break;
+    }
+  }
+  if (!failed.length) return { claimed, failed };
+  for (const t of claimed.reverse()) {
+    await svc.apply(t.id, 'release', { reason: 'claim-batch rolled back' }, who).catch((e) => svc.deps.log.error(`claim-batch rollback of ${t.id} failed`, e));
+  }
+  return { claimed: [], failed };
+}
+
+// Resolve when a task of this role becomes claimable in the tenant, or after `ms`.
+function readyOrTimeout(svc: TaskService, role: string, tenant: string, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => { clearTimeout(timer); off(); signal?.removeEventListener('abort', done); resolve(); };
+    const timer = setTimeout(done, ms);
+    const off = svc.onChange((t) => { if (t.status === 'open' && t.role === role && t.tenant === tenant) done(); else if (t.status === 'done' || t.status === 'closed') done(); });
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

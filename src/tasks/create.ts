@@ -1,0 +1,99 @@
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { notFound, unprocessable } from '../lib/http-error.ts';
+import { RecordExists } from '../store/types.ts';
+import { findCycle } from './graph.ts';
+import { parentShouldSplit } from './parents.ts';
+import { metadataTooLarge, newTask, titleKey, type Task, type TaskCreate } from './schema.ts';
+import type { Actor, TaskService } from './service.ts';
+
+/** Create one task: dependencies exist and form no cycle, parent exists, quota holds. */
+export async function createTask(svc: TaskService, input: TaskCreate, who: Actor): Promise<Task> {
+  svc.assertAccepting();
+  const task = prepare(svc, input, who, []);
+  svc.deps.tenants.checkQuota(who.tenant, activeCount(svc, who.tenant), 1);
+  await persist(svc, task);
+  await svc.changed(task, who, 'task.create', { title: task.title, role: task.role });
+  return task;
+}
+
+/** Create several tasks all-or-nothing; titles already on the board (or earlier in the batch) are skipped. */
+export async function createBatch(svc: TaskService, items: TaskCreate[], who: Actor): Promise<{ created: Task[]; skipped_titles: string[] }> {
+  svc.assertAccepting();
+  const seen = new Set(svc.board.all().filter((t) => t.tenant === who.tenant).map((t) => titleKey(t.title)));
+  const tasks: Task[] = [];
+  const skipped: string[] = [];
+  for (const item of items) {
+    const key = titleKey(item.title);
+    if (seen.has(key)) { skipped.push(item.title); continue; }
+    seen.add(key);
+    tasks.push(prepare(svc, item, who, tasks));
+  }
+  svc.deps.tenants.checkQuota(who.tenant, activeCount(svc, who.tenant), tasks.length);
+  // Intent first: a crash after this point is rolled forward at start, so the batch is all or nothing.
+  const intent = join(svc.deps.layout.runtime, 'batches', `${svc.deps.ids.next()}.json`);
+  await mkdir(join(svc.deps.layout.runtime, 'batches'), { recursive: true });
+  await svc.deps.store.writeJson(intent, { tasks });
+  for (const t of tasks) await persist(svc, t);
+  await rm(intent, { force: true });
+  for (const t of tasks) await svc.changed(t, who, 'task.create', { title: t.title, role: t.role, batch: true });
+  return { created: tasks, skipped_titles: skipped };
+}
+
+/** Roll forward batches whose intent survived a crash; returns the number of tasks created. */
+export async function recoverBatches(svc: TaskService): Promise<number> {
+  const dir = join(svc.deps.layout.runtime, 'batches');
+  const files = await readdir(dir).catch(() => [] as string[]);
+  let n = 0;
+  for (const f of files.filter((x) => x.endsWith('.json'))) {
+    const intent = JSON.parse(await readFile(join(dir, f), 'utf8').catch(() => '{"tasks":[]}')) as { tasks?: Task[] };
+    for (const t of intent.tasks ?? []) if (await persist(svc, t)) n++;
+    await rm(join(dir, f), { force: true });
+  }
+  return n;
+}
+
+/** Create a subtask under a parent (same tenant, cell, coordinator session) and park the parent. */
+export async function selfCreate(svc: TaskService, input: TaskCreate & { parent_task_id: string }, who: Actor): Promise<Task> {
+  const parent = svc.board.get(input.parent_task_id);
+  if (!parent || parent.tenant !== who.tenant) throw notFound(`Parent task '${input.parent_task_id}' not found`);
+  const child = await createTask(svc, { ...input, cell_id: input.cell_id ?? parent.cell_id ?? undefined, parent_session_id: input.parent_session_id ?? parent.parent_session_id ?? undefined }, who);
+  if (parentShouldSplit(parent)) {
+    await svc.apply(parent.id, 'split', { subtask_count: svc.board.children(parent.id).length }, who).catch((err) => {
+      svc.deps.log.warn(`parent ${parent.id} not moved to waiting_for_subtasks: ${(err as Error).message}`);
+    });
+  }
+  return child;
+}
+
+// Checks that need the board; `pending` are earlier tasks of the same batch.
+function prepare(svc: TaskService, input: TaskCreate, who: Actor, pending: Task[]): Task {
+  if (input.metadata && metadataTooLarge(input.metadata)) throw unprocessable('metadata exceeds 50000 bytes as JSON');
+  const lookup = (id: string) => svc.board.get(id) ?? pending.find((p) => p.id === id);
+  const deps = input.depends_on ?? [];
+  const missing = deps.filter((d) => !lookup(d) || lookup(d)!.tenant !== who.tenant);
+  if (missing.length) throw unprocessable(`depends_on references non-existent task(s): ${missing.join(', ')}`);
+  if (input.parent_task_id) {
+    const parent = lookup(input.parent_task_id);
+    if (!parent || parent.tenant !== who.tenant) throw notFound(`Parent task '${input.parent_task_id}' not found`);
+  }
+  const id = svc.deps.ids.next();
+  const cycle = findCycle(id, deps, (x) => lookup(x)?.depends_on);
+  if (cycle) throw unprocessable(`Circular dependency detected: ${cycle.join(' -> ')}`);
+  return newTask(input, { id, now: svc.deps.clock.iso(), tenant: who.tenant });
+}
+
+async function persist(svc: TaskService, task: Task): Promise<boolean> {
+  try {
+    await svc.deps.store.create(svc.deps.layout.task(task.id), task, `create ${task.id}`);
+    return true;
+  } catch (err) {
+    if (err instanceof RecordExists) return false;
+    throw err;
+  }
+}
+
+function activeCount(svc: TaskService, tenant: string): number {
+  return svc.board.countActive(tenant);
+}
+

@@ -1,0 +1,11 @@
+export { TaskService, type TaskDeps, type Actor, type AuditSink } from './service.ts';
+export { recoverBatches, createTask, createBatch, selfCreate } from './create.ts';
+export { claimNext, claimOne, claimBatch } from './claims.ts';
+export { completeTask, finish, cancelTask } from './lifecycle.ts';
+export { reportProgress, readProgress, readSnapshots, isStalled } from './progress.ts';
+export { taskWriteRoutes, actorOf } from './routes-write.ts';
+export { taskReadRoutes } from './routes-read.ts';
+export { drainRoutes } from './routes-drain.ts';
+export * from './schema.ts';
+export { isTerminal, isActive, runId, TERMINAL, ACTIVE, WORKING, type TaskOp } from './machine.ts';
+export { Board } from './board.ts';

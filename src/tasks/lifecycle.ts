@@ -1,0 +1,44 @@
+import { HttpError } from '../lib/http-error.ts';
+import { classifyCompletion } from './contract.ts';
+import { isTerminal } from './machine.ts';
+import { toArchiveRecord, type Task } from './schema.ts';
+import type { Actor, TaskService } from './service.ts';
+
+/** Complete with the completion contract: done, refused, or failed with a 422 carrying the failed task. */
+export async function completeTask(svc: TaskService, id: string, body: { result_summary: string; payload?: Record<string, unknown> }, who: Actor): Promise<Task> {
+  const verdict = classifyCompletion(body);
+  if (verdict.kind === 'empty') {
+    const task = await finish(svc, id, 'fail_summary', { reason: 'completion missing summary' }, who);
+    throw new HttpError(422, 'completion missing summary: result_summary is empty; the task was failed', { task });
+  }
+  if (verdict.kind === 'violation') {
+    const task = await finish(svc, id, 'fail_contract', { reason: verdict.reason, path: verdict.path, result_summary: body.result_summary }, who);
+    throw new HttpError(422, `completion contract violation at ${verdict.path}: ${verdict.reason}; the task was failed`, { task });
+  }
+  if (verdict.kind === 'refused') return finish(svc, id, 'refuse', { result_summary: body.result_summary, payload: verdict.payload }, who);
+  return finish(svc, id, 'complete', { result_summary: body.result_summary, payload: verdict.kind === 'completed' ? verdict.payload : undefined }, who);
+}
+
+/** Apply an operation and append the archive record when the task reaches done or failed. */
+export async function finish(svc: TaskService, id: string, op: Parameters<TaskService['apply']>[1], input: Record<string, unknown>, who: Actor): Promise<Task> {
+  const task = await svc.apply(id, op, input, who);
+  if (task.status === 'done' || task.status === 'failed') await svc.deps.store.appendJsonl(svc.deps.layout.archive, toArchiveRecord(task), `archive ${task.id}`);
+  return task;
+}
+
+/** Cancel a task and every non-terminal descendant (children first); returns the root. */
+export async function cancelTask(svc: TaskService, id: string, reason: string | undefined, who: Actor): Promise<Task> {
+  const root = svc.visible(id, who.tenant);
+  if (isTerminal(root.status)) await svc.apply(id, 'cancel', { reason }, who); // answers the contract's 409
+  const order: string[] = [];
+  const walk = (pid: string) => { for (const c of svc.board.children(pid)) { walk(c.id); order.push(c.id); } };
+  walk(id);
+  for (const cid of order) {
+    const c = svc.board.get(cid);
+    if (!c || isTerminal(c.status)) continue;
+    await svc.apply(cid, 'cancel', { reason: `Cascade: parent ${id} cancelled` }, who).catch((err) => {
+      if (!(err instanceof HttpError && err.status === 409)) throw err;
+    });
+  }
+  return svc.apply(id, 'cancel', { reason }, who);
+}

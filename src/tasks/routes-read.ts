@@ -1,0 +1,100 @@
+import { readFile } from 'node:fs/promises';
+import { Type } from '@sinclair/typebox';
+import { HttpError, notFound } from '../lib/http-error.ts';
+import { defineRoute, reply, type Route } from '../lib/route.ts';
+import { assertTaskId } from '../store/ids.ts';
+import { buildGraph, neighbors } from './graph.ts';
+import { readProgress, readSnapshots } from './progress.ts';
+import { countTasks, filterTasks, FLAT_LIST_CAP, DEFAULT_LIST_LIMIT, paginate, searchTasks } from './query.ts';
+import * as S from './schema.ts';
+import type { TaskService } from './service.ts';
+import { actorOf, ErrorBody } from './routes-write.ts';
+
+const E = (description: string) => ({ description, schema: ErrorBody });
+const TASK = { 200: { description: 'The task', schema: Type.Ref(S.Task) }, 404: E('Task not found') };
+
+/** Routes that read the board. */
+export function taskReadRoutes(svc: TaskService): Route[] {
+  return [
+    defineRoute({
+      method: 'GET', path: '/tasks', operationId: 'list_tasks', summary: 'List tasks (paginated with limit/offset; flat form deprecated and capped)', tags: ['tasks'], access: 'read',
+      query: S.ListQuery,
+      responses: { 200: { description: 'Flat list, or the paginated envelope when limit or offset is given', schema: Type.Union([Type.Array(Type.Ref(S.Task)), Type.Ref(S.PaginatedTasks)]) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
+      handler: (ctx) => {
+        const who = actorOf(svc, ctx);
+        const q = ctx.query;
+        const tasks = filterTasks(svc.board.ofTenant(who.tenant), q);
+        if (q.limit !== undefined || q.offset !== undefined) return paginate(tasks, q.limit ?? DEFAULT_LIST_LIMIT, q.offset ?? 0);
+        return reply(200, tasks.slice(0, FLAT_LIST_CAP), {
+          deprecation: '@1767225600', link: '</tasks?limit=100&offset=0>; rel="successor-version"',
+          'x-total-count': String(tasks.length),
+        });
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/search', operationId: 'search_tasks', summary: 'Search tasks with sorting and pages', tags: ['tasks'], access: 'read', query: S.SearchQuery,
+      responses: { 200: { description: 'A page of tasks', schema: Type.Ref(S.SearchResponse) } },
+      handler: (ctx) => searchTasks(svc.board.ofTenant(actorOf(svc, ctx).tenant), ctx.query),
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/counts', operationId: 'count_tasks', summary: 'Number of tasks per status', tags: ['tasks'], access: 'read', query: S.CountsQuery,
+      responses: { 200: { description: 'Counts', schema: Type.Ref(S.TaskCounts) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
+      handler: (ctx) => countTasks(svc.board.ofTenant(actorOf(svc, ctx).tenant)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/archive', operationId: 'list_archive', summary: 'Last N done or failed tasks, newest last', tags: ['tasks'], access: 'read', query: S.ArchiveQuery,
+      responses: { 200: { description: 'Archive records', schema: Type.Array(Type.Ref(S.ArchiveRecord)) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
+      handler: async (ctx) => {
+        const { tenant } = actorOf(svc, ctx);
+        const all = await svc.deps.store.readJsonl<S.ArchiveRecord>(svc.deps.layout.archive);
+        return all.filter((r) => r.tenant === tenant).slice(-ctx.query.limit);
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/graph', operationId: 'task_graph', summary: 'Dependency graph with critical path, width and bottlenecks', tags: ['graph'], access: 'read',
+      responses: { 200: { description: 'Graph', schema: Type.Ref(S.TaskGraph) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
+      handler: (ctx) => buildGraph(svc.board.ofTenant(actorOf(svc, ctx).tenant)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/:task_id', operationId: 'get_task', summary: 'One task', tags: ['tasks'], access: 'read', params: S.TaskIdParams, responses: TASK,
+      handler: (ctx) => svc.visible(assertTaskId(ctx.params.task_id), actorOf(svc, ctx).tenant),
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/:task_id/graph-neighbors', operationId: 'task_graph_neighbors', summary: 'Upstream and downstream tasks (depth 1)', tags: ['graph'], access: 'read', params: S.TaskIdParams,
+      responses: { 200: { description: 'Neighbours', schema: Type.Ref(S.GraphNeighbors) }, 404: E('Task not found') },
+      handler: (ctx) => {
+        const t = svc.visible(assertTaskId(ctx.params.task_id), actorOf(svc, ctx).tenant);
+        return neighbors(t, (id) => svc.board.get(id), (id) => svc.board.dependents(id));
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/:task_id/progress', operationId: 'get_progress', summary: 'Progress of the current run with its counter vector', tags: ['progress'], access: 'read', params: S.TaskIdParams,
+      responses: { 200: { description: 'Progress', schema: Type.Ref(S.TaskProgressResponse) }, 404: E('Task not found') },
+      handler: (ctx) => readProgress(svc, assertTaskId(ctx.params.task_id), actorOf(svc, ctx)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/:task_id/snapshots', operationId: 'get_snapshots', summary: 'Up to 10 progress snapshots, oldest first', tags: ['progress'], access: 'read', params: S.TaskIdParams,
+      responses: { 200: { description: 'Snapshots', schema: Type.Array(Type.Ref(S.SnapshotEntry)) }, 404: E('Task not found') },
+      handler: (ctx) => readSnapshots(svc, assertTaskId(ctx.params.task_id), actorOf(svc, ctx)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/:task_id/gates', operationId: 'get_gate_report', summary: 'Quality-gate report of the latest run', tags: ['gates'], access: 'read', params: S.TaskIdParams,
+      responses: { 200: { description: 'Gate report', schema: Type.Ref(S.GateReport) }, 404: E('Task or report not found'), 500: E('Report unreadable') },
+      handler: async (ctx) => {
+        const id = assertTaskId(ctx.params.task_id);
+        svc.visible(id, actorOf(svc, ctx).tenant);
+        let text: string;
+        try {
+          text = await readFile(svc.deps.layout.gates(id), 'utf8');
+        } catch {
+          throw notFound(`Gate report for task '${id}' not found`);
+        }
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          throw new HttpError(500, `Gate report for task '${id}' is unreadable`);
+        }
+      },
+    }),
+  ];
+}

@@ -1,0 +1,149 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config } from '../config/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import { notFound, unavailable } from '../lib/http-error.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Ids } from '../store/ids.ts';
+import { isValidId } from '../store/ids.ts';
+import type { SddLayout } from '../store/layout.ts';
+import type { RecordStore } from '../store/types.ts';
+import { Board } from './board.ts';
+import { finish } from './lifecycle.ts';
+import { transition, type TaskOp } from './machine.ts';
+import { parentRollup } from './parents.ts';
+import type { Task } from './schema.ts';
+import type { TenantGate } from '../auth/index.ts';
+
+/** What the audit log needs to know about a change. */
+export interface AuditSink {
+  append(entry: { actor: string; action: string; resource_type: string; resource_id: string; details: Record<string, unknown> }): Promise<unknown>;
+}
+
+
+export interface TaskDeps {
+  layout: SddLayout;
+  store: RecordStore;
+  clock: Clock;
+  ids: Ids;
+  log: Logger;
+  audit: AuditSink;
+  tenants: TenantGate;
+  config: Config;
+}
+
+/** Who acts and in which tenant. */
+export interface Actor {
+  actor: string;
+  tenant: string;
+}
+
+type Listener = (task: Task) => void;
+
+/** Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition. */
+export class TaskService {
+  readonly board = new Board();
+  draining = false;
+  private listeners = new Set<Listener>();
+
+  constructor(readonly deps: TaskDeps) {}
+
+  /** Load every task file into memory; returns the number loaded. */
+  async load(): Promise<number> {
+    const dir = this.deps.layout.tasksDir;
+    const shards = await readdir(dir).catch(() => [] as string[]);
+    let n = 0;
+    for (const shard of shards) {
+      const names = await readdir(join(dir, shard)).catch(() => [] as string[]);
+      const batch = await Promise.all(
+        names.filter((f) => f.endsWith('.json') && isValidId(f.slice(0, -5))).map((f) => this.deps.store.readJson<Task>(join(dir, shard, f)).catch(() => undefined)),
+      );
+      for (const t of batch) if (t) { this.board.upsert(t); n++; }
+    }
+    return n;
+  }
+
+  /** Called with every task after it changes (long-poll waiters, the orchestrator). */
+  onChange(fn: Listener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** The task if it exists in the caller's tenant, else the contract's 404. */
+  visible(id: string, tenant: string): Task {
+    const t = isValidId(id) ? this.board.get(id) : undefined;
+    if (!t || t.tenant !== tenant) throw notFound(`Task '${String(id).slice(0, 200)}' not found`);
+    return t;
+  }
+
+  /** Refuse creations and claims while draining. */
+  assertAccepting(): void {
+    if (this.draining) throw unavailable('Server is draining -- no new claims or creations accepted');
+  }
+
+  /** Apply one state-machine operation to a task with compare-and-set; audits it and runs follow-ups. */
+  async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: { expectedVersion?: number; check?: (t: Task) => void } = {}): Promise<Task> {
+    this.visible(id, who.tenant);
+    let from = '';
+    const next = await this.deps.store.update<Task>(
+      this.deps.layout.task(id),
+      (cur) => {
+        if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+        opts.check?.(cur);
+        from = cur.status;
+        return transition(cur, op, input as never, this.deps.clock.iso());
+      },
+      { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input) },
+    );
+    await this.changed(next, who, `task.${op}`, { from, to: next.status });
+    if (next.parent_task_id && next.status !== from) await this.rollUp(next.parent_task_id, who);
+    return next;
+  }
+
+  /** Change role, priority or model (no state transition); the ready queue follows. */
+  async patch(id: string, fields: { role?: string; priority?: number; model?: string | null }, who: Actor): Promise<Task> {
+    this.visible(id, who.tenant);
+    const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+    const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
+      if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+      return { ...cur, ...changes, updated_at: this.deps.clock.iso() };
+    }, { note: `patch ${id}` });
+    await this.changed(next, who, 'task.patch', changes);
+    return next;
+  }
+
+  /** Record a change in memory and the audit log, then tell listeners. */
+  async changed(task: Task, who: Actor, action: string, details: Record<string, unknown>): Promise<void> {
+    this.board.upsert(task);
+    await this.deps.audit.append({ actor: who.actor, action, resource_type: 'task', resource_id: task.id, details });
+    for (const fn of this.listeners) {
+      try {
+        fn(task);
+      } catch (err) {
+        this.deps.log.error('task listener failed', err);
+      }
+    }
+  }
+
+  // A waiting parent resumes when its children finish (DECISIONS.md: done, or blocked naming the failures).
+  private async rollUp(parentId: string, who: Actor): Promise<void> {
+    const parent = this.board.get(parentId);
+    if (!parent || parent.status !== 'waiting_for_subtasks') return;
+    const decision = parentRollup(parent, this.board.children(parentId));
+    if (!decision) return;
+    const sys = { actor: 'svc', tenant: parent.tenant };
+    try {
+      // finish, not apply: a parent done through its children is archived like any other done task.
+      if (decision.to === 'done') await finish(this, parentId, 'complete', { result_summary: decision.summary }, sys);
+      else await this.apply(parentId, 'block', { reason: decision.reason }, sys);
+    } catch (err) {
+      this.deps.log.warn(`parent ${parentId} roll-up skipped: ${(err as Error).message}`);
+    }
+    void who;
+  }
+}
+
+function noteFor(op: string, id: string, input: Record<string, unknown>): string {
+  const by = typeof input.claimed_by_session === 'string' ? ` by ${input.claimed_by_session}` : '';
+  return `${op} ${id}${by}`;
+}
