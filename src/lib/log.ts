@@ -19,7 +19,7 @@ export function createLogger(opts: { json?: boolean; level?: number; stream?: No
   const level = opts.level ?? (process.env.SVC_LOG_LEVEL ? Number(process.env.SVC_LOG_LEVEL) : LogLevels.info);
   if (opts.json) return createConsola({ level, throttle: 0, reporters: [jsonReporter(opts.stream ?? process.stderr)] });
   const stream = opts.stream as NodeJS.WriteStream | undefined;
-  return createConsola({ level, throttle: 0, stdout: stream, stderr: stream });
+  return createConsola({ level, throttle: 0, ...(stream ? { stdout: stream, stderr: stream } : {}) });
 }
 
 /** A logger that drops everything; for tests and benchmarks. */

@@ -1,0 +1,117 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../config/index.ts';
+import { systemClock } from '../lib/clock.ts';
+import type { Logger } from '../lib/log.ts';
+import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
+import { acquireAuditWriter, createAuditLog, drainAuditInbox } from '../observe/index.ts';
+import { createServer, createMetrics } from '../server/index.ts';
+import { VERSION } from './version.ts';
+import { createCommitter, createGit, createRecordStore, errnoError, ulidIds, type Faults, type SddLayout } from '../store/index.ts';
+import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+
+export interface RuntimeOptions {
+  root: string;
+  layout: SddLayout;
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+}
+
+export interface Runtime {
+  host: string;
+  port: number;
+  tasks: TaskService;
+  stop(): Promise<void>;
+}
+
+/** Build the Deps, recover state, and start the HTTP API (and, when enabled, the orchestrator). */
+export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
+  const { layout, config, log } = o;
+  const clock = systemClock;
+  const ids = ulidIds(clock.now);
+  const git = createGit(o.root);
+  const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits });
+  await ensureTenants(layout);
+  const recovered = await committer.recover();
+  if (recovered) log.info(`state recovered: ${recovered.message}`);
+  const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE) });
+  const releaseAudit = await takeAuditWriter(layout, log);
+  const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs) });
+  const drainInbox = () => drainAuditInbox(layout, audit, log).catch((err) => log.error('audit inbox failed', err));
+  await drainInbox();
+  const inboxTimer = setInterval(drainInbox, 1000);
+  inboxTimer.unref();
+  const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
+  const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), audit, tenants, config });
+  const rolled = await recoverBatches(tasks);
+  if (rolled) log.info(`rolled forward ${rolled} task(s) of an interrupted batch`);
+  log.info(`loaded ${await tasks.load()} task(s)`);
+
+  const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
+  if (!authEnv.disabled && !authEnv.authToken) {
+    const admin = await ensureAdminToken(layout, clock);
+    if (admin.created) log.info(`created an admin token in ${admin.path} (0600); use it as 'Authorization: Bearer <token>'`);
+  }
+  const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth') });
+  const metrics = createMetrics();
+  metrics.gauge('svc_tasks', 'Tasks by status', 'status', () => tasks.board.counts() as unknown as Record<string, number>);
+  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks)];
+  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining }) };
+  const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
+  const addr = await server.listen(config.server.port, config.server.host);
+  committer.start();
+
+  return {
+    host: addr.host,
+    port: addr.port,
+    tasks,
+    async stop() {
+      tasks.draining = true;
+      await server.close();
+      clearInterval(inboxTimer);
+      await drainInbox();
+      await committer.stop();
+      await audit.close();
+      await releaseAudit();
+      await store.close();
+    },
+  };
+}
+
+// A CLI holds the audit writer lock for one append; we hold the server lock, so a holder that keeps it
+// longer is a SIGKILLed server whose lock would block us for its whole 10 s `stale` window: take it over.
+async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 2000): Promise<() => Promise<void>> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    try {
+      return await acquireAuditWriter(layout, log, false);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+    }
+    if (Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  log.warn('audit writer lock left by a dead server: taking it over');
+  rmSync(join(layout.runtime, 'audit-writer.lock'), { recursive: true, force: true });
+  return acquireAuditWriter(layout, log);
+}
+
+/**
+ * Test-only disk trouble (RELIABILITY.md), inert unless SVC_TEST_FAULT_FILE is set: while that file
+ * exists every store write fails with ENOSPC, or with the probability written in it (e.g. `0.3`).
+ */
+function testFaults(file: string | undefined): Faults | undefined {
+  if (!file) return undefined;
+  return {
+    beforeWrite(path) {
+      if (!existsSync(file)) return;
+      const p = Number.parseFloat(readFileSync(file, 'utf8'));
+      if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
+    },
+  };
+}
+
+function truthy(v: string | undefined): boolean {
+  return ['1', 'true', 'yes', 'on'].includes((v ?? '').trim().toLowerCase());
+}
