@@ -1,11 +1,9 @@
 // Tenant registry (.sdd/tenants.json), tenant scope of a request, and the per-tenant task quota.
-// (Over 200 lines: the pure rules and their small file IO are kept side by side on purpose.)
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { conflict, forbidden, notFound, tooMany, unprocessable } from '../lib/http-error.ts';
-import type { Logger } from '../lib/log.ts';
+import { writeFileAtomic } from '../store/io.ts';
 import type { SddLayout } from '../store/layout.ts';
 
 /** A tenant's settings; without `max_tasks` the configured default quota applies. */
@@ -176,56 +174,9 @@ async function updateTenants(layout: SddLayout, change: (map: TenantMap) => Tena
     const before = await readFile(path, 'utf8').catch(() => undefined);
     const next = withDefault(change(before === undefined ? {} : parseTenants(before)));
     const text = formatTenants(next);
-    if (text !== before) await writeAtomic(path, text);
+    if (text !== before) await writeFileAtomic(path, text);
     return parseTenants(text);
   } finally {
     await release();
-  }
-}
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
-  const fh = await open(tmp, 'wx');
-  try {
-    await fh.writeFile(text);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, path).catch(async (e: unknown) => { await unlink(tmp).catch(() => undefined); throw e; });
-}
-
-/** The registry as the server sees it: cached, re-read when the file changes (e.g. `svc tenant add`). */
-export class TenantRegistry {
-  private cached: TenantMap | undefined;
-  private stamp = '';
-
-  constructor(private readonly deps: { layout: SddLayout; log: Logger; defaultMax?: number }) {}
-
-  /** The current registry; a malformed file keeps the last good one (logged), or throws if there is none. */
-  async current(): Promise<TenantMap> {
-    const st = await stat(this.deps.layout.tenants).catch(() => undefined);
-    const stamp = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'absent';
-    if (this.cached && stamp === this.stamp) return this.cached;
-    try {
-      this.cached = await loadTenants(this.deps.layout);
-      this.stamp = stamp;
-    } catch (err) {
-      if (!this.cached) throw err;
-      // Remember the bad file's stamp so it is reported once, not on every request.
-      this.stamp = stamp;
-      this.deps.log.warn(`tenants: keeping the last good registry; ${this.deps.layout.tenants} is invalid: ${(err as Error).message}`);
-    }
-    return this.cached;
-  }
-
-  /** resolveTenantScope against the current registry. */
-  async resolve(input: Omit<TenantScopeInput, 'registry'>): Promise<string> {
-    return resolveTenantScope({ ...input, registry: await this.current() });
-  }
-
-  /** checkQuota against the current registry and the configured default. */
-  async checkQuota(q: Omit<QuotaInput, 'registry' | 'defaultMax'>): Promise<void> {
-    checkQuota({ ...q, registry: await this.current(), defaultMax: this.deps.defaultMax });
   }
 }

@@ -6,8 +6,9 @@ import { silentLogger } from '../../src/lib/log.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import {
   addTenant, checkQuota, ensureTenants, listTenants, loadTenants, parseTenants, resolveTenantScope, setTenant,
-  TenantRegistry, type TenantMap,
+  type TenantMap,
 } from '../../src/auth/tenants.ts';
+import { createTenantGate } from '../../src/auth/tenant-gate.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
 // Run `fn`, expect an HttpError, return it.
@@ -139,51 +140,36 @@ Quota('a tenant without max_tasks gets the configured default, else 1000', () =>
   assert.is(httpError(() => checkQuota({ tenant: 'beta', activeCount: 10, adding: 1, registry, defaultMax: 10 })).status, 429);
 });
 
-const Cache = suite('TenantRegistry cache');
+const Gate = suite('tenant gate (what the server asks on each request)');
 
-Cache('a tenant added while the server runs is seen on the next request', async () => {
+Gate('a tenant added while the server runs is seen on the next request', async () => {
   const tmp = makeTempDir('svc-tenants-');
   const layout = sddLayout(tmp.dir);
-  const reg = new TenantRegistry({ layout, log: silentLogger(), defaultMax: 2 });
-  assert.is((await httpErrorAsync(reg.resolve({ boundTenant: null, header: 'acme' }))).status, 404);
+  const gate = createTenantGate({ layout, log: silentLogger(), defaultMax: 2 });
+  assert.is(httpError(() => gate.scope(null, 'acme', undefined)).status, 404);
   await addTenant(layout, 'acme', { maxTasks: 1 });
-  assert.is(await reg.resolve({ boundTenant: null, header: 'acme' }), 'acme');
-  assert.is((await httpErrorAsync(reg.checkQuota({ tenant: 'acme', activeCount: 1, adding: 1 }))).status, 429);
-  await reg.checkQuota({ tenant: 'default', activeCount: 1, adding: 1 });
-  assert.is((await httpErrorAsync(reg.checkQuota({ tenant: 'default', activeCount: 2, adding: 1 }))).status, 429);
+  assert.is(gate.scope(null, 'acme', undefined), 'acme');
+  assert.is(httpError(() => gate.checkQuota('acme', 1, 1)).status, 429);
+  gate.checkQuota('default', 1, 1);
+  assert.is(httpError(() => gate.checkQuota('default', 2, 1)).status, 429);
   tmp.cleanup();
 });
 
-Cache('a broken hand edit keeps the last good registry until the file is fixed', async () => {
+Gate('a broken hand edit keeps the last good registry until the file is fixed', async () => {
   const tmp = makeTempDir('svc-tenants-');
   const layout = sddLayout(tmp.dir);
   await addTenant(layout, 'acme');
-  const reg = new TenantRegistry({ layout, log: silentLogger() });
-  const first = await reg.current();
-  assert.ok('acme' in first);
+  const gate = createTenantGate({ layout, log: silentLogger(), defaultMax: 10 });
+  assert.is(gate.scope(null, 'acme', undefined), 'acme');
   writeFileSync(layout.tenants, '{"acme": ');
-  assert.equal(await reg.current(), first);
+  assert.is(gate.scope(null, 'acme', undefined), 'acme', 'still the last good registry');
   writeFileSync(layout.tenants, '{"beta": {}}\n');
-  assert.equal(await reg.current(), { beta: {}, default: {} });
-  tmp.cleanup();
-});
-
-Cache('an unreadable registry with no earlier good copy is an error', async () => {
-  const tmp = makeTempDir('svc-tenants-');
-  const layout = sddLayout(tmp.dir);
-  await ensureTenants(layout);
-  writeFileSync(layout.tenants, 'nope');
-  const reg = new TenantRegistry({ layout, log: silentLogger() });
-  try {
-    await reg.current();
-    assert.unreachable('registry loaded from garbage');
-  } catch (e) {
-    assert.instance(e, SyntaxError);
-  }
+  assert.is(gate.scope(null, 'beta', undefined), 'beta');
+  assert.is(httpError(() => gate.scope(null, 'acme', undefined)).status, 404);
   tmp.cleanup();
 });
 
 Registry.run();
 Scope.run();
 Quota.run();
-Cache.run();
+Gate.run();
