@@ -1,7 +1,7 @@
 import { HttpError } from '../lib/http-error.ts';
 import { classifyCompletion } from './contract.ts';
 import { isTerminal } from './machine.ts';
-import { toArchiveRecord, type Task } from './schema.ts';
+import type { Task } from './schema.ts';
 import type { Actor, TaskService } from './service.ts';
 
 /** Complete with the completion contract: done, refused, or failed with a 422 carrying the failed task. */
@@ -19,11 +19,9 @@ export async function completeTask(svc: TaskService, id: string, body: { result_
   return finish(svc, id, 'complete', { result_summary: body.result_summary, payload: verdict.kind === 'completed' ? verdict.payload : undefined }, who);
 }
 
-/** Apply an operation and append the archive record when the task reaches done or failed. */
-export async function finish(svc: TaskService, id: string, op: Parameters<TaskService['apply']>[1], input: Record<string, unknown>, who: Actor): Promise<Task> {
-  const task = await svc.apply(id, op, input, who);
-  if (task.status === 'done' || task.status === 'failed') await svc.deps.store.appendJsonl(svc.deps.layout.archive, toArchiveRecord(task), `archive ${task.id}`);
-  return task;
+/** Apply an operation that may end a task (the archive record is written by `apply`). */
+export function finish(svc: TaskService, id: string, op: Parameters<TaskService['apply']>[1], input: Record<string, unknown>, who: Actor): Promise<Task> {
+  return svc.apply(id, op, input, who);
 }
 
 /** Cancel a task and every non-terminal descendant (children first); returns the root. */

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -12,7 +12,7 @@ import { Board } from './board.ts';
 import { finish } from './lifecycle.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
-import type { Task } from './schema.ts';
+import { toArchiveRecord, type Task } from './schema.ts';
 import type { TenantGate } from '../auth/index.ts';
 
 /** What the audit log needs to know about a change. */
@@ -48,13 +48,15 @@ export class TaskService {
 
   constructor(readonly deps: TaskDeps) {}
 
-  /** Load every task file into memory; returns the number loaded. */
+  /** Load every task file into memory (at start, under the server lock); returns the number loaded. */
   async load(): Promise<number> {
     const dir = this.deps.layout.tasksDir;
     const shards = await readdir(dir).catch(() => [] as string[]);
     let n = 0;
     for (const shard of shards) {
       const names = await readdir(join(dir, shard)).catch(() => [] as string[]);
+      // Temp files and record locks of a server that was SIGKILLed mid-write; we hold the server lock, so they are dead.
+      await Promise.all(names.filter((f) => f.endsWith('.tmp') || f.endsWith('.lock')).map((f) => rm(join(dir, shard, f), { recursive: true, force: true })));
       const batch = await Promise.all(
         names.filter((f) => f.endsWith('.json') && isValidId(f.slice(0, -5))).map((f) => this.deps.store.readJson<Task>(join(dir, shard, f)).catch(() => undefined)),
       );
@@ -95,6 +97,10 @@ export class TaskService {
       },
       { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input) },
     );
+    // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator).
+    if ((next.status === 'done' || next.status === 'failed') && from !== next.status) {
+      await this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`);
+    }
     await this.changed(next, who, `task.${op}`, { from, to: next.status });
     if (next.parent_task_id && next.status !== from) await this.rollUp(next.parent_task_id, who);
     return next;
