@@ -1,4 +1,4 @@
-import { conflict, notFound } from '../lib/http-error.ts';
+import { conflict, HttpError, notFound } from '../lib/http-error.ts';
 import { VersionConflict } from '../store/types.ts';
 import { claimBlockers } from './machine.ts';
 import type { Task } from './schema.ts';
@@ -15,6 +15,8 @@ export async function claimNext(svc: TaskService, role: string, opts: NextOption
   svc.assertAccepting();
   const deadline = svc.deps.clock.now() + (opts.wait_s ?? 0) * 1000;
   for (;;) {
+    // A long-poll client that hung up must not be handed (and silently hold) a task.
+    if (signal?.aborted) throw notFound(`No open tasks for role '${role}'`);
     const task = await tryClaimNext(svc, role, opts, who);
     if (task) return task;
     const left = deadline - svc.deps.clock.now();
@@ -38,6 +40,8 @@ async function tryClaimNext(svc: TaskService, role: string, opts: NextOptions, w
         // Lost a race or blocked by owned files: keep it for later callers if it is still open.
         const cur = svc.board.get(cand.id);
         if (cur?.status === 'open' && !(err instanceof VersionConflict)) skipped.push(cur);
+        // Anything but a 409 (disk trouble: 503) is the server's, not this task's: never "no open tasks".
+        if (!(err instanceof HttpError && err.status === 409)) throw err;
       }
     }
   } finally {

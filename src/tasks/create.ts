@@ -11,8 +11,15 @@ import type { Actor, TaskService } from './service.ts';
 export async function createTask(svc: TaskService, input: TaskCreate, who: Actor): Promise<Task> {
   svc.assertAccepting();
   const task = prepare(svc, input, who, []);
-  svc.deps.tenants.checkQuota(who.tenant, activeCount(svc, who.tenant), 1);
-  await persist(svc, task);
+  svc.deps.tenants.checkQuota(who.tenant, svc.activeCount(who.tenant), 1);
+  // Reserved synchronously after the check, so concurrent creations cannot all pass the same quota check.
+  const release = svc.reserve(who.tenant, [titleKey(task.title)]);
+  try {
+    await persist(svc, task);
+    svc.board.upsert(task);
+  } finally {
+    release();
+  }
   await svc.changed(task, who, 'task.create', { title: task.title, role: task.role });
   return task;
 }
@@ -25,19 +32,55 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
   const skipped: string[] = [];
   for (const item of items) {
     const key = titleKey(item.title);
-    if (seen.has(key)) { skipped.push(item.title); continue; }
+    // A title being created by a concurrent request counts as taken too (a retried batch creates nothing twice).
+    if (seen.has(key) || svc.titlePending(who.tenant, key)) { skipped.push(item.title); continue; }
     seen.add(key);
     tasks.push(prepare(svc, item, who, tasks));
   }
-  svc.deps.tenants.checkQuota(who.tenant, activeCount(svc, who.tenant), tasks.length);
-  // Intent first: a crash after this point is rolled forward at start, so the batch is all or nothing.
-  const intent = join(svc.deps.layout.runtime, 'batches', `${svc.deps.ids.next()}.json`);
-  await mkdir(join(svc.deps.layout.runtime, 'batches'), { recursive: true });
-  await svc.deps.store.writeJson(intent, { tasks });
-  for (const t of tasks) await persist(svc, t);
-  await rm(intent, { force: true });
-  for (const t of tasks) await svc.changed(t, who, 'task.create', { title: t.title, role: t.role, batch: true });
+  svc.deps.tenants.checkQuota(who.tenant, svc.activeCount(who.tenant), tasks.length);
+  const release = svc.reserve(who.tenant, tasks.map((t) => titleKey(t.title)));
+  try {
+    // Intent first: a crash after this point is rolled forward at start, so the batch is all or nothing.
+    const intent = join(svc.deps.layout.runtime, 'batches', `${svc.deps.ids.next()}.json`);
+    await mkdir(join(svc.deps.layout.runtime, 'batches'), { recursive: true });
+    await svc.deps.store.writeJson(intent, { tasks });
+    try {
+      await persistAll(svc, tasks);
+    } catch (err) {
+      await undoBatch(svc, tasks, intent);
+      throw err;
+    }
+    await rm(intent, { force: true });
+    for (const t of tasks) svc.board.upsert(t);
+  } finally {
+    release();
+  }
+  // Together, so the audit records share datasyncs; the audit chain keeps the call order.
+  await Promise.all(tasks.map((t) => svc.changed(t, who, 'task.create', { title: t.title, role: t.role, batch: true })));
   return { created: tasks, skipped_titles: skipped };
+}
+
+// A batch's files are written 32 at a time so their fsyncs overlap; every write settles before a failure is thrown.
+async function persistAll(svc: TaskService, tasks: Task[]): Promise<void> {
+  let next = 0;
+  let failed = false;
+  let failure: unknown;
+  const lane = async () => {
+    while (next < tasks.length && !failed) {
+      const t = tasks[next++]!;
+      try { await persist(svc, t); } catch (err) { if (!failed) { failed = true; failure = err; } }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(32, tasks.length) }, lane));
+  if (failed) throw failure;
+}
+
+// Disk trouble half-way through a batch: take back the files already written so the 503 is true.
+// The intent goes only once every file is gone; if one stays, the next start rolls the batch forward.
+async function undoBatch(svc: TaskService, tasks: Task[], intent: string): Promise<void> {
+  let undone = true;
+  for (const t of tasks) await svc.deps.store.remove(svc.deps.layout.task(t.id), `undo create ${t.id}`).catch(() => { undone = false; });
+  if (undone) await rm(intent, { force: true }).catch(() => undefined);
 }
 
 /** Roll forward batches whose intent survived a crash; returns the number of tasks created. */
@@ -91,9 +134,5 @@ async function persist(svc: TaskService, task: Task): Promise<boolean> {
     if (err instanceof RecordExists) return false;
     throw err;
   }
-}
-
-function activeCount(svc: TaskService, tenant: string): number {
-  return svc.board.countActive(tenant);
 }
 

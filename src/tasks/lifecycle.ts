@@ -34,7 +34,8 @@ export async function cancelTask(svc: TaskService, id: string, reason: string | 
   for (const cid of order) {
     const c = svc.board.get(cid);
     if (!c || isTerminal(c.status)) continue;
-    await svc.apply(cid, 'cancel', { reason: `Cascade: parent ${id} cancelled` }, who).catch((err) => {
+    // No roll-up inside the cascade: the waiting ancestors are cancelled next, not blocked by their cancelled children.
+    await svc.apply(cid, 'cancel', { reason: `Cascade: parent ${id} cancelled` }, who, { rollUp: false }).catch((err) => {
       if (!(err instanceof HttpError && err.status === 409)) throw err;
     });
   }

@@ -10,7 +10,14 @@ const runIdOf = (t: Task): string | null => runId(t);
 /** Append a progress update (and a snapshot when counters are given); the first one starts a claimed task. */
 export async function reportProgress(svc: TaskService, id: string, body: TaskProgressRequest, who: Actor): Promise<Task> {
   let task = svc.visible(id, who.tenant);
-  if (task.status === 'claimed') task = await svc.apply(id, 'start', {}, who);
+  if (task.status === 'claimed') {
+    // Concurrent first reports race to start the task; the losers find it in_progress, which is what they wanted.
+    task = await svc.apply(id, 'start', {}, who).catch((err: unknown) => {
+      const cur = svc.board.get(id);
+      if (cur?.status === 'in_progress' && cur.claim_count === task.claim_count) return cur;
+      throw err;
+    });
+  }
   const ts = svc.deps.clock.iso();
   const run_id = runIdOf(task);
   const file = svc.deps.layout.progress(id);

@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { unprocessable } from '../lib/http-error.ts';
 import { defineRoute, reply, type Route, type RouteContext } from '../lib/route.ts';
 import { assertTaskId } from '../store/ids.ts';
 import { claimBatch, claimNext, claimOne } from './claims.ts';
@@ -13,11 +14,24 @@ export const ErrorBody = Type.Object({ detail: Type.String() }, { $id: 'ErrorBod
 const TASK = { 200: { description: 'The task', schema: Type.Ref(S.Task) } };
 const ERRS = { 404: E('Task not found'), 409: E('Transition not allowed from the current state') };
 
-/** The caller's actor name and tenant scope (X-Tenant-ID header or ?tenant=). */
-export function actorOf(svc: TaskService, ctx: RouteContext<unknown, unknown, unknown>): Actor {
-  const q = (ctx.query ?? {}) as { tenant?: string };
+/** The caller's actor name and tenant scope (X-Tenant-ID header, ?tenant=, or a create body's `tenant`). */
+export function actorOf(svc: TaskService, ctx: RouteContext<unknown, unknown, unknown>, bodyTenant?: string): Actor {
+  // ?tenant= counts on every route, also where the query schema does not declare it (search, next, a task by id).
+  const raw = (ctx.req as { query?: Record<string, unknown> }).query?.tenant;
+  const query = (ctx.query as { tenant?: string } | undefined)?.tenant ?? (typeof raw === 'string' ? raw : undefined);
   const header = ctx.req.headers['x-tenant-id'];
-  return { actor: ctx.principal.actor, tenant: svc.deps.tenants.scope(ctx.principal.tenant, typeof header === 'string' ? header : undefined, q.tenant) };
+  const named = bodyTenant?.trim().toLowerCase() || undefined;
+  // The body's tenant obeys the same rules as the header (403 bound elsewhere, 404 unknown), never silently dropped.
+  const tenant = svc.deps.tenants.scope(ctx.principal.tenant, typeof header === 'string' ? header : undefined, query ?? named);
+  if (named !== undefined && named !== tenant) throw unprocessable(`body names tenant '${named}' but the request acts in '${tenant}'`);
+  return { actor: ctx.principal.actor, tenant };
+}
+
+// The one tenant a batch's items name (422 when they name several).
+function batchTenant(items: { tenant?: string }[]): string | undefined {
+  const named = [...new Set(items.map((i) => i.tenant?.trim().toLowerCase()).filter((t): t is string => !!t))];
+  if (named.length > 1) throw unprocessable(`batch items name several tenants: ${named.join(', ')}`);
+  return named[0];
 }
 
 // A POST /tasks/{id}/<verb> that applies one state-machine operation.
@@ -36,17 +50,17 @@ export function taskWriteRoutes(svc: TaskService): Route[] {
     defineRoute({
       method: 'POST', path: '/tasks', operationId: 'create_task', summary: 'Create a task', tags: ['tasks'], access: 'task', body: S.TaskCreate,
       responses: { 201: { description: 'Created', schema: Type.Ref(S.Task) }, 403: E('Tenant access denied'), 404: E('Tenant or parent not found'), 429: E('Tenant task quota exceeded'), 503: E('Draining') },
-      handler: async (ctx) => reply(201, await createTask(svc, ctx.body, actorOf(svc, ctx))),
+      handler: async (ctx) => reply(201, await createTask(svc, ctx.body, actorOf(svc, ctx, ctx.body.tenant))),
     }),
     defineRoute({
       method: 'POST', path: '/tasks/batch', operationId: 'create_tasks_batch', summary: 'Create several tasks atomically (duplicate titles skipped)', tags: ['tasks'], access: 'task', body: S.BatchCreateRequest,
       responses: { 201: { description: 'Created', schema: Type.Ref(S.BatchCreateResponse) }, 429: E('Tenant task quota exceeded'), 503: E('Draining') },
-      handler: async (ctx) => reply(201, await createBatch(svc, ctx.body.tasks, actorOf(svc, ctx))),
+      handler: async (ctx) => reply(201, await createBatch(svc, ctx.body.tasks, actorOf(svc, ctx, batchTenant(ctx.body.tasks)))),
     }),
     defineRoute({
       method: 'POST', path: '/tasks/self-create', operationId: 'self_create_task', summary: 'Create a subtask under a parent task', tags: ['tasks'], access: 'task', body: S.TaskSelfCreate,
       responses: { 201: { description: 'Created', schema: Type.Ref(S.Task) }, 404: E('Parent task not found'), 503: E('Draining') },
-      handler: async (ctx) => reply(201, await selfCreate(svc, ctx.body, actorOf(svc, ctx))),
+      handler: async (ctx) => reply(201, await selfCreate(svc, ctx.body, actorOf(svc, ctx, ctx.body.tenant))),
     }),
     defineRoute({
       method: 'GET', path: '/tasks/next/:role', operationId: 'claim_next_task', summary: 'Claim the next open task of a role (optional long poll wait_s)', tags: ['tasks'], access: 'task',

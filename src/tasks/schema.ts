@@ -209,15 +209,17 @@ export const SearchQuery = Type.Object({
   sort: literals(SEARCH_SORTS, { default: 'created_at' }),
   order: literals(['asc', 'desc'] as const, { default: 'desc' }),
   status: Type.Optional(statusUnion()), role: Type.Optional(Type.String()), assigned_agent: Type.Optional(Type.String()),
+  tenant: Type.Optional(Type.String()),
 }, { $id: 'SearchQuery' });
 export type SearchQuery = Static<typeof SearchQuery>;
 export const NextQuery = Type.Object({
   claimed_by_session: Type.Optional(Type.String()), parent_session_id: Type.Optional(Type.String()),
-  wait_s: Type.Optional(Type.Number({ minimum: 0, maximum: 60 })),
+  wait_s: Type.Optional(Type.Number({ minimum: 0, maximum: 60 })), tenant: Type.Optional(Type.String()),
 }, { $id: 'NextQuery' });
 export type NextQuery = Static<typeof NextQuery>;
 export const ClaimQuery = Type.Object({
   expected_version: Type.Optional(Type.Integer({ minimum: 0 })), claimed_by_session: Type.Optional(Type.String()),
+  tenant: Type.Optional(Type.String()),
 }, { $id: 'ClaimQuery' });
 export type ClaimQuery = Static<typeof ClaimQuery>;
 export const CountsQuery = Type.Object({ tenant: Type.Optional(Type.String()) }, { $id: 'CountsQuery' });

@@ -9,7 +9,6 @@ import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 import { Board } from './board.ts';
-import { finish } from './lifecycle.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
 import { toArchiveRecord, type Task } from './schema.ts';
@@ -45,8 +44,36 @@ export class TaskService {
   readonly board = new Board();
   draining = false;
   private listeners = new Set<Listener>();
+  // Creations between the quota/title check and the board (per tenant), so concurrent requests see each other.
+  private inflight = new Map<string, { count: number; titles: Map<string, number> }>();
 
   constructor(readonly deps: TaskDeps) {}
+
+  /** Hold quota slots and title keys for tasks being created; call the result once they are on the board or failed. */
+  reserve(tenant: string, titleKeys: string[]): () => void {
+    const r = this.inflight.get(tenant) ?? { count: 0, titles: new Map<string, number>() };
+    this.inflight.set(tenant, r);
+    r.count += titleKeys.length;
+    for (const k of titleKeys) r.titles.set(k, (r.titles.get(k) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      r.count -= titleKeys.length;
+      for (const k of titleKeys) { const n = (r.titles.get(k) ?? 1) - 1; if (n > 0) r.titles.set(k, n); else r.titles.delete(k); }
+      if (r.count === 0) this.inflight.delete(tenant);
+    };
+  }
+
+  /** Tasks of a tenant counted against its quota: active on the board plus creations in flight. */
+  activeCount(tenant: string): number {
+    return this.board.countActive(tenant) + (this.inflight.get(tenant)?.count ?? 0);
+  }
+
+  /** True when a task with this title key is being created in the tenant right now. */
+  titlePending(tenant: string, key: string): boolean {
+    return this.inflight.get(tenant)?.titles.has(key) ?? false;
+  }
 
   /** Load every task file into memory (at start, under the server lock); returns the number loaded. */
   async load(): Promise<number> {
@@ -84,7 +111,7 @@ export class TaskService {
   }
 
   /** Apply one state-machine operation to a task with compare-and-set; audits it and runs follow-ups. */
-  async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: { expectedVersion?: number; check?: (t: Task) => void } = {}): Promise<Task> {
+  async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: { expectedVersion?: number; check?: (t: Task) => void; rollUp?: boolean } = {}): Promise<Task> {
     this.visible(id, who.tenant);
     let from = '';
     const next = await this.deps.store.update<Task>(
@@ -98,11 +125,14 @@ export class TaskService {
       { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input) },
     );
     // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator).
+    let archiveError: unknown;
     if ((next.status === 'done' || next.status === 'failed') && from !== next.status) {
-      await this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`);
+      await this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`).catch((err: unknown) => { archiveError = err; });
     }
+    // The task file is the commit point: memory, audit and parent follow it even when the archive line failed.
     await this.changed(next, who, `task.${op}`, { from, to: next.status });
-    if (next.parent_task_id && next.status !== from) await this.rollUp(next.parent_task_id, who);
+    if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id, who);
+    if (archiveError) throw archiveError;
     return next;
   }
 
@@ -139,8 +169,7 @@ export class TaskService {
     if (!decision) return;
     const sys = { actor: 'svc', tenant: parent.tenant };
     try {
-      // finish, not apply: a parent done through its children is archived like any other done task.
-      if (decision.to === 'done') await finish(this, parentId, 'complete', { result_summary: decision.summary }, sys);
+      if (decision.to === 'done') await this.apply(parentId, 'complete', { result_summary: decision.summary }, sys);
       else await this.apply(parentId, 'block', { reason: decision.reason }, sys);
     } catch (err) {
       this.deps.log.warn(`parent ${parentId} roll-up skipped: ${(err as Error).message}`);
