@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { systemClock } from '../lib/clock.ts';
@@ -9,6 +9,11 @@ import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
 import { createCommitter, createGit, createRecordStore, errnoError, ulidIds, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+// --- orchestrator (agents domain) ---
+import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
+import { applyEnv, loadConfigFile } from '../config/index.ts';
+import { openSse } from '../server/index.ts';
+// --- end orchestrator ---
 
 export interface RuntimeOptions {
   root: string;
@@ -57,10 +62,22 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const metrics = createMetrics();
   metrics.gauge('svc_tasks', 'Tasks by status', 'status', () => tasks.board.counts() as unknown as Record<string, number>);
   const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks)];
+  // --- orchestrator (agents domain) ---
+  const orchestrator = createOrchestrator({
+    root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env,
+    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env),
+  });
+  routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
+  routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch() }));
+  // --- end orchestrator ---
   const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining }) };
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
+  // --- orchestrator (agents domain) ---
+  const ownHost = ['0.0.0.0', '::', ''].includes(addr.host) ? '127.0.0.1' : addr.host.includes(':') ? `[${addr.host}]` : addr.host;
+  if (config.orchestrator.enabled) await orchestrator.start(`http://${ownHost}:${addr.port}`);
+  // --- end orchestrator ---
 
   return {
     host: addr.host,
@@ -68,6 +85,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     tasks,
     async stop() {
       tasks.draining = true;
+      // --- orchestrator (agents domain) ---
+      await orchestrator.stop();
+      // --- end orchestrator ---
       await server.close();
       clearInterval(inboxTimer);
       await drainInbox();
@@ -79,21 +99,22 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   };
 }
 
-// A CLI holds the audit writer lock for one append; we hold the server lock, so a holder that keeps it
-// longer is a SIGKILLed server whose lock would block us for its whole 10 s `stale` window: take it over.
-async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 2000): Promise<() => Promise<void>> {
-  const deadline = Date.now() + graceMs;
+// A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not
+// refreshed for `graceMs` was left by a SIGKILLed server and would block us for its 10 s `stale` window.
+async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): Promise<() => Promise<void>> {
+  const lock = join(layout.runtime, 'audit-writer.lock');
   for (;;) {
     try {
       return await acquireAuditWriter(layout, log, false);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
     }
-    if (Date.now() >= deadline) break;
+    const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
+    if (age > graceMs) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   log.warn('audit writer lock left by a dead server: taking it over');
-  rmSync(join(layout.runtime, 'audit-writer.lock'), { recursive: true, force: true });
+  rmSync(lock, { recursive: true, force: true });
   return acquireAuditWriter(layout, log);
 }
 

@@ -4,7 +4,9 @@ import type { Failure, FailureType, Task, TaskStatus } from './schema.ts';
 /** Every operation that moves a task between states. */
 export type TaskOp =
   | 'claim' | 'start' | 'release' | 'complete' | 'refuse' | 'fail_summary' | 'fail_contract' | 'fail'
-  | 'close' | 'block' | 'unblock' | 'wait' | 'split' | 'reopen' | 'cancel';
+  | 'close' | 'block' | 'unblock' | 'wait' | 'split' | 'reopen' | 'cancel'
+  // The orchestrator's verdicts on a done task (no HTTP route): required gates failed past the reopen budget, merge conflict.
+  | 'gate_fail' | 'merge_block';
 
 const WORKING_FAILS = { fail_summary: 'failed', fail_contract: 'failed', fail: 'failed' } as const;
 
@@ -22,7 +24,7 @@ export const TRANSITIONS = {
   waiting_for_subtasks: { complete: 'done', fail: 'failed', block: 'blocked', cancel: 'cancelled' },
   blocked: { unblock: 'open', fail: 'failed', cancel: 'cancelled' },
   // done is not terminal (DECISIONS.md), so cancel applies to it as to any non-terminal state.
-  done: { close: 'closed', reopen: 'open', cancel: 'cancelled' },
+  done: { close: 'closed', reopen: 'open', cancel: 'cancelled', gate_fail: 'failed', merge_block: 'blocked' },
   failed: {},
   closed: {},
   refused: {},
@@ -34,6 +36,7 @@ export const OP_VERB: Record<TaskOp, string> = {
   claim: 'claim', start: 'start', release: 'release', complete: 'complete', refuse: 'complete',
   fail_summary: 'complete', fail_contract: 'complete', fail: 'fail', close: 'close', block: 'block',
   unblock: 'unblock', wait: 'wait-for-subtasks', split: 'split', reopen: 'reopen', cancel: 'cancel',
+  gate_fail: 'fail', merge_block: 'block',
 };
 
 /** States nothing leaves. */
@@ -105,8 +108,10 @@ function sideFields(task: Task, op: TaskOp, input: TransitionInput, now: string)
     case 'fail_summary': return failed(input, now, { type: 'missing_summary', reason: reasonOf(input) ?? 'completion missing summary' });
     case 'fail_contract': return failed(input, now, { type: 'contract_violation', reason: reasonOf(input) ?? 'contract violation', path: input.path ?? '' });
     case 'fail': return failed(input, now, { type: input.failure_type ?? 'failed', reason: reasonOf(input) ?? 'failed' });
+    case 'gate_fail': return failed(input, now, { type: 'gate_failed', reason: reasonOf(input) ?? 'required gates failed' });
     case 'close': return { completed_at: task.completed_at ?? now, status_reason: null };
-    case 'block': return { status_reason: reasonOf(input) };
+    case 'block':
+    case 'merge_block': return { status_reason: reasonOf(input) };
     case 'unblock': return { ...CLEAR_CLAIM, status_reason: reasonOf(input) };
     case 'wait':
     case 'split': return { status_reason: input.subtask_count ? `Split into ${input.subtask_count} subtasks` : reasonOf(input) };

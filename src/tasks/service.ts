@@ -136,8 +136,8 @@ export class TaskService {
     return next;
   }
 
-  /** Change role, priority or model (no state transition); the ready queue follows. */
-  async patch(id: string, fields: { role?: string; priority?: number; model?: string | null }, who: Actor): Promise<Task> {
+  /** Change role, priority, model (PATCH) or metadata (the orchestrator's notes); no state transition. */
+  async patch(id: string, fields: { role?: string; priority?: number; model?: string | null; metadata?: Record<string, unknown> }, who: Actor): Promise<Task> {
     this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {

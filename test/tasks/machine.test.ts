@@ -27,11 +27,13 @@ const EXPECTED: Record<TaskOp, [TaskStatus[], TaskStatus]> = {
   split: [['open', 'claimed', 'in_progress'], 'waiting_for_subtasks'],
   reopen: [['done'], 'open'],
   cancel: [NON_TERMINAL, 'cancelled'],
+  gate_fail: [['done'], 'failed'],
+  merge_block: [['done'], 'blocked'],
 };
 const VERB: Record<TaskOp, string> = {
   claim: 'claim', start: 'start', release: 'release', complete: 'complete', refuse: 'complete', fail_summary: 'complete',
   fail_contract: 'complete', fail: 'fail', close: 'close', block: 'block', unblock: 'unblock', wait: 'wait-for-subtasks',
-  split: 'split', reopen: 'reopen', cancel: 'cancel',
+  split: 'split', reopen: 'reopen', cancel: 'cancel', gate_fail: 'fail', merge_block: 'block',
 };
 const INPUT: Record<TaskOp, TransitionInput> = {
   claim: { claimed_by_session: 'sess-2', assigned_agent: 'agent-2', node_id: 'node-2' },
@@ -42,6 +44,7 @@ const INPUT: Record<TaskOp, TransitionInput> = {
   fail_contract: { reason: 'Expected integer', path: '/tests/passed', result_summary: '{}' },
   fail: { error: 'boom' }, close: {}, block: { reason: 'needs a human' }, unblock: { reason: 'fixed' },
   wait: { subtask_count: 3 }, split: { subtask_count: 1 }, reopen: { reason: 'gate failed' }, cancel: { reason: 'not needed' },
+  gate_fail: { reason: 'required gate test failed' }, merge_block: { reason: 'merge conflict: a.txt' },
 };
 
 // A task in `status` that has been claimed once and carries a finished run's fields.
@@ -76,6 +79,8 @@ const SIDE: Record<TaskOp, (after: Task, before: Task) => void> = {
     assert.equal([a.result_summary, a.completed_at, a.failure, a.claimed_by_session], [null, null, null, null]);
   },
   cancel: (a) => { assert.is(a.status_reason, 'not needed'); assert.is(a.completed_at, NOW); },
+  gate_fail: (a) => { assert.equal(a.failure, { type: 'gate_failed', reason: 'required gate test failed' }); assert.is(a.completed_at, NOW); },
+  merge_block: (a) => assert.is(a.status_reason, 'merge conflict: a.txt'),
 };
 
 const walk = suite('state machine table');
@@ -106,7 +111,7 @@ walk('every (status, op) pair: allowed ones reach the target with their side fie
       }
     }
   }
-  assert.is(allowed + refused, TASK_STATUSES.length * 15);
+  assert.is(allowed + refused, TASK_STATUSES.length * Object.keys(EXPECTED).length);
   const tableSize = Object.values(TRANSITIONS).reduce((n: number, row: object) => n + Object.keys(row).length, 0);
   assert.is(tableSize, allowed, 'the table has no pair the decisions do not list');
 });

@@ -1,0 +1,162 @@
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { createToken } from '../auth/index.ts';
+import { HttpError } from '../lib/http-error.ts';
+import { claimOne, type Task } from '../tasks/index.ts';
+import { chooseAdapter, planLaunch, type AdapterName } from './adapters.ts';
+import { agentBranch } from './git-util.ts';
+import { exitFilePath, spawnAgent } from './process.ts';
+import { agentEnv, buildPrompt, promptPath } from './prompt.ts';
+import { newSessionId, removeSessionFiles, saveSession, type AgentContext, type Session, type SessionRecord } from './sessions.ts';
+import { addWorktree } from './worktrees.ts';
+
+/** A ready queue: one (tenant, role) pair. */
+export interface QueueKey {
+  tenant: string;
+  role: string;
+}
+
+/** The (tenant, role) queues of open tasks, rotated so the one after `last` comes first: every role gets its turn (pure). */
+export function fairQueues(open: readonly Pick<Task, 'tenant' | 'role'>[], last: string | null): QueueKey[] {
+  const keys = [...new Set(open.map((t) => `${t.tenant}\u0000${t.role}`))].sort();
+  const next = last === null ? 0 : keys.findIndex((k) => k > last);
+  const start = next < 0 ? 0 : next;
+  return [...keys.slice(start), ...keys.slice(0, start)].map((k) => {
+    const [tenant = '', role = ''] = k.split('\u0000');
+    return { tenant, role };
+  });
+}
+
+/** Sessions whose agent process is starting or running (what max_agents bounds). */
+export function runningCount(sessions: Iterable<Session>): number {
+  let n = 0;
+  for (const s of sessions) if (s.rec.status === 'starting' || s.rec.status === 'running') n++;
+  return n;
+}
+
+/** Dispatch state kept between ticks: the queue served last, and warnings already given. */
+export interface DispatchState {
+  cursor: string | null;
+  warned: Set<string>;
+}
+
+/** Start agents for up to `batch_size` ready tasks while fewer than `max_agents` run; one task per queue per round. */
+export async function dispatchReady(ctx: AgentContext, state: DispatchState): Promise<Session[]> {
+  const { max_agents, batch_size } = ctx.config.orchestrator;
+  let budget = Math.min(batch_size, max_agents - runningCount(ctx.sessions.values()));
+  // No agent CLI at all: nothing could start, so leave the queues alone (pickAdapter warns once).
+  if (budget <= 0 || ctx.svc.draining || (ctx.detected.length === 0 && !warnNoAdapter(ctx, state))) return [];
+  const queues = fairQueues(ctx.svc.board.byStatus('open'), state.cursor);
+  const empty = new Set<number>();
+  const skipped: Task[] = [];
+  const started: Session[] = [];
+  try {
+    for (let i = 0; budget > 0 && empty.size < queues.length; i = (i + 1) % queues.length) {
+      if (empty.has(i)) continue;
+      const q = queues[i]!;
+      const task = ctx.svc.board.takeNext(q.role, q.tenant);
+      if (!task) { empty.add(i); continue; }
+      const adapter = pickAdapter(ctx, state, task);
+      if (!adapter) { skipped.push(task); continue; }
+      state.cursor = `${q.tenant}\u0000${q.role}`;
+      const s = await startSession(ctx, task, adapter);
+      if (s) { started.push(s); budget--; } else skipped.push(task);
+    }
+  } finally {
+    for (const t of skipped) ctx.svc.board.putBack(t);
+  }
+  return started;
+}
+
+function warnNoAdapter(ctx: AgentContext, state: DispatchState): false {
+  const reason = 'no agent CLI found on PATH';
+  if (ctx.svc.board.counts().open > 0 && !state.warned.has(reason)) {
+    state.warned.add(reason);
+    ctx.log.warn(`cannot dispatch tasks: ${reason} (set agents.default / agents.<name>.command in .sdd/config.yaml)`);
+  }
+  return false;
+}
+
+// The adapter for a task, or null (warned once per reason) when none can run it.
+function pickAdapter(ctx: AgentContext, state: DispatchState, task: Task): AdapterName | null {
+  const requested = typeof task.metadata.adapter === 'string' ? task.metadata.adapter : null;
+  const choice = chooseAdapter({ requested, agents: ctx.config.agents, detected: ctx.detected });
+  if (choice.ok) return choice.name;
+  if (!state.warned.has(choice.reason)) {
+    state.warned.add(choice.reason);
+    ctx.log.warn(`cannot dispatch tasks: ${choice.reason} (set agents.default / agents.<name>.command in .sdd/config.yaml)`);
+  }
+  return null;
+}
+
+/** Claim `task` for a new session and start its agent; null when the claim was lost. A failed start releases the task. */
+export async function startSession(ctx: AgentContext, task: Task, adapter: AdapterName): Promise<Session | null> {
+  const sid = newSessionId(task.role, ctx.randomHex());
+  const who = { actor: 'orchestrator', tenant: task.tenant };
+  const rec: SessionRecord = {
+    session_id: sid, role: task.role, adapter, model: null, status: 'starting', pid: null, task_id: task.id, task_title: task.title,
+    tenant: task.tenant, worktree: ctx.layout.worktree(sid), branch: agentBranch(sid), started_at: ctx.clock.iso(), ended_at: null,
+    exit_code: null, node_id: null, stalled: false, token_id: null, gates_passed: null, merge_deferred: null,
+  };
+  // The record comes first: after a crash, a task claimed by this session is known to be ours.
+  await saveSession(ctx, rec);
+  try {
+    await claimOne(ctx.svc, task.id, { claimed_by_session: sid, expectedVersion: task.version }, who);
+  } catch (err) {
+    await removeSessionFiles(ctx.layout, sid);
+    ctx.log.debug(`dispatch of ${task.id} skipped: ${(err as Error).message}`);
+    return null;
+  }
+  const s: Session = { rec, child: null, exit: null, busy: false };
+  ctx.sessions.set(sid, s);
+  try {
+    await launch(ctx, s, task);
+  } catch (err) {
+    await failedStart(ctx, s, err as Error);
+  }
+  return s;
+}
+
+async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> {
+  const { rec } = s;
+  const wt = await addWorktree(ctx, rec.session_id, ctx.base);
+  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl });
+  const promptFile = promptPath(ctx.layout, rec.session_id);
+  await mkdir(dirname(promptFile), { recursive: true });
+  await writeFile(promptFile, prompt);
+  const plan = planLaunch({
+    adapter: rec.adapter as AdapterName, agents: ctx.config.agents, taskModel: task.model,
+    values: { prompt_file: promptFile, prompt, task_id: task.id, session_id: rec.session_id, worktree: wt.path },
+  });
+  rec.model = plan.model || null;
+  const tok = await createToken(ctx.layout, { role: 'agent', taskId: task.id, tenant: task.tenant, label: `agent session ${rec.session_id}` }, ctx.clock);
+  rec.token_id = tok.record.id;
+  await saveSession(ctx, rec);
+  const logFile = ctx.layout.log(rec.session_id);
+  await mkdir(dirname(logFile), { recursive: true });
+  await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path}\n`);
+  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token });
+  const proc = await spawnAgent({ argv: plan.argv, cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
+  s.child = proc;
+  void proc.exited.then((e) => { s.exit = e; });
+  Object.assign(rec, { pid: proc.pid, status: 'running', started_at: ctx.clock.iso() });
+  await saveSession(ctx, rec);
+  await ctx.svc.apply(task.id, 'start', {}, { actor: 'orchestrator', tenant: task.tenant }).catch((err) => {
+    // A quick agent may already have reported progress or completed.
+    if (!(err instanceof HttpError && err.status === 409)) throw err;
+  });
+}
+
+// INTERFACE Errors rule 6: an agent that cannot start gives its task back; the next tick retires the session.
+async function failedStart(ctx: AgentContext, s: Session, err: Error): Promise<void> {
+  const { rec } = s;
+  ctx.log.error(`could not start the agent of session ${rec.session_id} (task ${rec.task_id}): ${err.message}`);
+  await appendFile(ctx.layout.log(rec.session_id), `[svc] could not start the agent: ${err.message}\n`).catch(() => undefined);
+  if (rec.pid === null) Object.assign(rec, { status: 'exited', ended_at: ctx.clock.iso() });
+  await saveSession(ctx, rec).catch(() => undefined);
+  const task = ctx.svc.board.get(rec.task_id);
+  if (task && task.claimed_by_session === rec.session_id && (task.status === 'claimed' || task.status === 'in_progress')) {
+    await ctx.svc.apply(rec.task_id, 'release', { reason: `agent could not be started: ${err.message}` }, { actor: 'orchestrator', tenant: rec.tenant })
+      .catch((e) => ctx.log.error(`release of ${rec.task_id} failed`, e));
+  }
+}

@@ -1,0 +1,88 @@
+import { HttpError } from '../lib/http-error.ts';
+import { finish, type Actor, type Task, type TaskOp } from '../tasks/index.ts';
+import { runGates } from './gates.ts';
+import { mergeSession, type MergeResult } from './merge.ts';
+import { saveSession, type AgentContext, type Session } from './sessions.ts';
+import { retire } from './settle.ts';
+
+/** What to do after the gates ran on a done task (pure). */
+export function gateVerdict(input: { pass: boolean; failedRequired: string[]; reopens: number; maxReopens: number }):
+  { kind: 'merge' } | { kind: 'reopen'; reason: string } | { kind: 'fail'; reason: string } {
+  if (input.pass) return { kind: 'merge' };
+  const why = `required gate(s) failed: ${input.failedRequired.join(', ')}`;
+  if (input.reopens < input.maxReopens) return { kind: 'reopen', reason: `${why} (janitor reopen ${input.reopens + 1} of ${input.maxReopens})` };
+  return { kind: 'fail', reason: `${why}; reopened ${input.reopens} time(s) already` };
+}
+
+/** A done task: run the gates in its worktree, then merge its branch into the base and close it (or reopen, fail, block, defer). */
+export async function finishSession(ctx: AgentContext, s: Session): Promise<void> {
+  const { rec } = s;
+  const task = ctx.svc.board.get(rec.task_id);
+  if (!task || task.status !== 'done') return;
+  const who = { actor: 'orchestrator', tenant: task.tenant };
+  if (rec.gates_passed === null) {
+    const passed = await gateTask(ctx, s, task, who);
+    if (!passed) return;
+  }
+  const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${task.title.slice(0, 200)} (task ${task.id})` });
+  await afterMerge(ctx, s, task, who, merge);
+}
+
+// Run and store the gate report; a failure reopens (janitor) or fails the task and retires the session.
+async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): Promise<boolean> {
+  const { rec } = s;
+  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env: gateEnv(ctx.env) });
+  await ctx.store.writeJson(ctx.layout.gates(task.id), report, `gates ${task.id} ${report.overall_pass ? 'passed' : 'failed'}`);
+  rec.gates_passed = report.overall_pass;
+  await saveSession(ctx, rec);
+  const reopens = Number(task.metadata.janitor_reopen_count ?? 0) || 0;
+  const v = gateVerdict({ pass: report.overall_pass, failedRequired: report.failed_required, reopens, maxReopens: ctx.config.janitor.max_reopens });
+  if (v.kind === 'merge') return true;
+  ctx.log.warn(`task ${task.id}: ${v.reason}; ${v.kind === 'reopen' ? 'reopening' : 'failing'} it`);
+  if (v.kind === 'reopen') await ctx.svc.apply(task.id, 'reopen', { reason: v.reason }, who);
+  else await fromDone(ctx, task, 'fail', { reason: v.reason, failure_type: 'gate_failed' }, who);
+  await retire(ctx, s, 'failed');
+  return false;
+}
+
+async function afterMerge(ctx: AgentContext, s: Session, task: Task, who: Actor, merge: MergeResult): Promise<void> {
+  const { rec } = s;
+  if (merge.status === 'merged' || merge.status === 'already') {
+    if ('merge_deferred' in task.metadata) await setMetadata(ctx, task, who, null);
+    await ctx.svc.apply(task.id, 'close', {}, who);
+    ctx.log.success(`task ${task.id}: ${rec.branch} merged into ${ctx.base} (${merge.commit.slice(0, 12)}); closed`);
+    await retire(ctx, s, 'succeeded');
+  } else if (merge.status === 'deferred') {
+    // Never touch the user's files: say why and try again on a later tick.
+    if (rec.merge_deferred === merge.reason) return;
+    ctx.log.warn(`task ${task.id}: merge of ${rec.branch} into ${ctx.base} deferred: ${merge.reason}`);
+    rec.merge_deferred = merge.reason;
+    await saveSession(ctx, rec);
+    await setMetadata(ctx, task, who, merge.reason);
+  } else {
+    const reason = `merge conflict: ${merge.paths.slice(0, 50).join(', ')}`;
+    ctx.log.warn(`task ${task.id}: ${reason}; blocking it for a human`);
+    await fromDone(ctx, task, 'block', { reason }, who);
+    await retire(ctx, s, 'failed');
+  }
+}
+
+// `metadata.merge_deferred` tells users of the board why a done task is not closed yet.
+async function setMetadata(ctx: AgentContext, task: Task, who: Actor, reason: string | null): Promise<void> {
+  const cur = ctx.svc.board.get(task.id) ?? task;
+  const { merge_deferred: _old, ...rest } = cur.metadata;
+  const metadata = reason === null ? rest : { ...rest, merge_deferred: reason };
+  await ctx.svc.patch(task.id, { metadata }, who).catch((err) => ctx.log.warn(`task ${task.id}: cannot note the deferred merge: ${(err as Error).message}`));
+}
+
+/** Fail (gates) or block (merge conflict) a done task: the machine's orchestrator-only edges out of done. */
+export function fromDone(ctx: AgentContext, task: Task, op: 'fail' | 'block', input: Record<string, unknown>, who: Actor): Promise<Task> {
+  return ctx.svc.apply(task.id, op === 'fail' ? 'gate_fail' : 'merge_block', input, who);
+}
+
+/** The environment of gates: the server's, without its admin token. */
+export function gateEnv(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined && k !== 'SERVICE_AUTH_TOKEN') env[k] = v;
+  return env;
+}

@@ -1,0 +1,58 @@
+import { Type } from '@sinclair/typebox';
+import type { Clock } from '../lib/clock.ts';
+import { conflict, notFound, unprocessable } from '../lib/http-error.ts';
+import { defineRoute, type Route } from '../lib/route.ts';
+import type { Git } from '../store/git-cli.ts';
+import { assertTaskId, isValidId } from '../store/ids.ts';
+import type { SddLayout } from '../store/layout.ts';
+import { actorOf, PartialMergeRequest, PartialMergeResponse, TaskIdParams, type TaskService } from '../tasks/index.ts';
+import { readMergeState, stateAsResponse } from './merge-state.ts';
+import { partialMerge } from './partial-merge.ts';
+
+/** What the partial-merge routes need. */
+export interface MergeRouteDeps {
+  svc: TaskService;
+  git: Git;
+  layout: SddLayout;
+  clock: Clock;
+  /** The branch partial merges go into. */
+  baseBranch: () => Promise<string>;
+}
+
+const ErrorBody = Type.Object({ detail: Type.String() });
+const E = (description: string) => ({ description, schema: ErrorBody });
+
+/** `POST|GET /tasks/{task_id}/partial-merge`: merge named committed files of the active session early. */
+export function partialMergeRoutes(deps: MergeRouteDeps): Route[] {
+  return [
+    defineRoute({
+      method: 'POST', path: '/tasks/:task_id/partial-merge', operationId: 'partial_merge', summary: 'Merge named committed files of the task\'s session branch into the base', tags: ['agents'], access: 'task',
+      params: TaskIdParams, body: PartialMergeRequest,
+      responses: { 200: { description: 'What was merged', schema: Type.Ref(PartialMergeResponse) }, 404: E('Task not found'), 409: E('Task not in progress, no active session, or the checkout has changes to target files') },
+      handler: async (ctx) => {
+        const id = assertTaskId(ctx.params.task_id);
+        const task = deps.svc.visible(id, actorOf(deps.svc, ctx).tenant);
+        const sid = task.claimed_by_session;
+        if (task.status !== 'in_progress' || !sid) throw conflict(`Task '${id}' is not in progress with an active session (state '${task.status}')`);
+        const r = await partialMerge(deps, { sessionId: sid, base: await deps.baseBranch(), files: ctx.body.files, ...(ctx.body.message ? { message: ctx.body.message } : {}) });
+        if (r.status === 'refused') throw conflict(r.detail, { files: r.files });
+        if (r.status === 'invalid') throw unprocessable(r.detail);
+        const { status: _s, ...body } = r;
+        return { task_id: id, session_id: sid, ...body, commit_sha: body.commit_sha || null };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/tasks/:task_id/partial-merge', operationId: 'partial_merge_state', summary: 'Cumulative partial-merge state of the task\'s active session', tags: ['agents'], access: 'read',
+      params: TaskIdParams,
+      responses: { 200: { description: 'Merged so far', schema: Type.Ref(PartialMergeResponse) }, 404: E('Task not found or no session') },
+      handler: async (ctx) => {
+        const id = assertTaskId(ctx.params.task_id);
+        const task = deps.svc.visible(id, actorOf(deps.svc, ctx).tenant);
+        const sid = task.claimed_by_session;
+        if (!isValidId(sid)) throw notFound(`Task '${id}' has no active session`);
+        const body = stateAsResponse(await readMergeState(deps.layout, sid));
+        return { task_id: id, session_id: sid, ...body, commit_sha: body.commit_sha || null };
+      },
+    }),
+  ];
+}

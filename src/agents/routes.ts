@@ -1,0 +1,102 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { writeFile, mkdir } from 'node:fs/promises';
+import { Type } from '@sinclair/typebox';
+import { notFound } from '../lib/http-error.ts';
+import { defineRoute, RAW, type Route } from '../lib/route.ts';
+import { isValidId } from '../store/ids.ts';
+import type { SddLayout } from '../store/layout.ts';
+import type { RecordStore } from '../store/types.ts';
+import { actorOf, type TaskService } from '../tasks/index.ts';
+import { LogFollowers, readLogTail } from './logs.ts';
+import type { Orchestrator } from './orchestrator.ts';
+import { AgentMetrics, compareRuns, type RunRecord } from './runs.ts';
+import { AgentEntry, syntheticEntries, toAgentEntry } from './sessions.ts';
+
+/** The part of an SSE response the stream route uses (src/server/sse.ts `openSse` returns one). */
+export interface SseLike {
+  send(id: string | number | null, event: string | null, data: unknown): void;
+  onClose(fn: () => void): void;
+}
+
+/** What the agent routes read: the board, the `.sdd` tree, the orchestrator's sessions and an SSE opener. */
+export interface AgentRouteDeps {
+  svc: TaskService;
+  layout: SddLayout;
+  store: RecordStore;
+  orchestrator: Pick<Orchestrator, 'sessions' | 'requestTick'>;
+  openSse: (req: IncomingMessage, res: ServerResponse, opts?: { pingMs?: number; retryMs?: number }) => SseLike;
+  /** Open log followers (one per stream); pass one in to observe them. */
+  followers?: LogFollowers;
+  pingMs?: number;
+}
+
+const ErrorBody = Type.Object({ detail: Type.String() });
+const E = (description: string) => ({ description, schema: ErrorBody });
+const SessionParams = Type.Object({ session_id: Type.String() });
+const TenantQuery = Type.Object({ tenant: Type.Optional(Type.String()) });
+const LogsQuery = Type.Object({ tail_bytes: Type.Optional(Type.Integer({ minimum: 0, default: 0 })), tenant: Type.Optional(Type.String()) });
+const AgentLogsResponse = Type.Object({ session_id: Type.String(), content: Type.String(), size: Type.Integer() }, { $id: 'AgentLogsResponse' });
+const AgentKillResponse = Type.Object({ session_id: Type.String(), kill_requested: Type.Boolean() }, { $id: 'AgentKillResponse' });
+
+/** `GET /agents`, comparison, logs, kill and the live log stream. */
+export function agentRoutes(deps: AgentRouteDeps): Route[] {
+  const followers = deps.followers ?? new LogFollowers();
+  // A session id that cannot name a file answers 404; so does a live session of another tenant.
+  const session = (raw: string, tenant: string): string => {
+    const held = isValidId(raw) ? deps.orchestrator.sessions().find((s) => s.session_id === raw) : undefined;
+    if (!isValidId(raw) || (held && held.tenant !== tenant)) throw notFound(`Session '${String(raw).slice(0, 100)}' not found`);
+    return raw;
+  };
+  return [
+    defineRoute({
+      method: 'GET', path: '/agents', operationId: 'list_agents', summary: 'Agent sessions of the caller\'s tenant (synthetic entries from claimed tasks when none is live)', tags: ['agents'], access: 'read',
+      query: TenantQuery, responses: { 200: { description: 'Sessions', schema: Type.Array(AgentEntry) } },
+      handler: (ctx) => {
+        const { tenant } = actorOf(deps.svc, ctx);
+        const live = deps.orchestrator.sessions().filter((s) => s.tenant === tenant).map(toAgentEntry);
+        if (live.length) return live;
+        const working = [...deps.svc.board.byStatus('claimed'), ...deps.svc.board.byStatus('in_progress')].filter((t) => t.tenant === tenant);
+        return syntheticEntries(working.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)));
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/agents/comparison', operationId: 'compare_agents', summary: 'Run metrics per (adapter, model), sorted by adapter then model', tags: ['agents'], access: 'read',
+      responses: { 200: { description: 'Agent metrics', schema: Type.Array(AgentMetrics) } },
+      handler: async () => compareRuns(await deps.store.readJsonl<RunRecord>(deps.layout.metricsRuns)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/agents/:session_id/logs', operationId: 'agent_logs', summary: 'Log of a session (tail_bytes > 0: only the last bytes, from a line start)', tags: ['agents'], access: 'read',
+      params: SessionParams, query: LogsQuery,
+      responses: { 200: { description: 'Log', schema: AgentLogsResponse }, 404: E('No log file for the session') },
+      handler: async (ctx) => {
+        const sid = session(ctx.params.session_id, actorOf(deps.svc, ctx).tenant);
+        const tail = await readLogTail(deps.layout.log(sid), ctx.query.tail_bytes ?? 0);
+        if (!tail) throw notFound(`No log for session '${sid}'`);
+        return { session_id: sid, content: tail.content, size: tail.size };
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/agents/:session_id/kill', operationId: 'kill_agent', summary: 'Ask the orchestrator to kill a session\'s agent on its next tick', tags: ['agents'], access: 'operate',
+      params: SessionParams, responses: { 200: { description: 'Kill requested', schema: AgentKillResponse } },
+      handler: async (ctx) => {
+        const sid = session(ctx.params.session_id, actorOf(deps.svc, ctx).tenant);
+        await mkdir(deps.layout.signalsDir, { recursive: true });
+        await writeFile(deps.layout.kill(sid), `${JSON.stringify({ requested_by: ctx.principal.actor })}\n`);
+        deps.orchestrator.requestTick();
+        return { session_id: sid, kill_requested: true };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/agents/:session_id/stream', operationId: 'stream_agent_logs', summary: 'Live log lines as server-sent events (id = byte offset; Last-Event-ID resumes)', tags: ['agents'], access: 'read',
+      params: SessionParams, responses: { 200: { description: 'text/event-stream of `event: log` frames', contentType: 'text/event-stream' } },
+      handler: (ctx) => {
+        const sid = session(ctx.params.session_id, actorOf(deps.svc, ctx).tenant);
+        const last = Number(ctx.req.headers['last-event-id']);
+        const sse = deps.openSse(ctx.req, ctx.res, { pingMs: deps.pingMs ?? 15_000, retryMs: 1000 });
+        const f = followers.follow(deps.layout.log(sid), Number.isSafeInteger(last) && last > 0 ? last : 0, (line, end) => sse.send(end, 'log', { line }));
+        sse.onClose(() => f.close());
+        return RAW;
+      },
+    }),
+  ];
+}
