@@ -9,7 +9,8 @@ import { cpus } from 'node:os';
 const roots = process.argv.slice(2).length ? process.argv.slice(2) : ['test'];
 const files = roots.flatMap((r) => collect(r)).sort();
 const parallel = Number(process.env.TEST_PARALLEL ?? Math.max(1, Math.min(2, cpus().length)));
-const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000);
+// The long reliability run (RELIABILITY_LONG=1) has files that take many minutes; see RELIABILITY.md.
+const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? (process.env.RELIABILITY_LONG ? 3_600_000 : 300_000));
 let passed = 0, failed = 0, skipped = 0;
 const broken = [];
 

@@ -64,11 +64,26 @@ export function compileValidator(schema: TSchema, refs: TSchema[]): Validator {
     schema,
     parse(value, where, convert = false) {
       let v = Value.Default(schema, refs, value);
-      if (convert) v = Value.Convert(schema, refs, v);
+      // Convert may change its argument in place: keep the text as given for keepNonIntegers.
+      if (convert) v = keepNonIntegers(schema, v, Value.Convert(schema, refs, structuredClone(v)));
       if (check.Check(v)) return v;
       throw new ValidationFailed(toIssues(check.Errors(v), where));
     },
   };
+}
+
+const INTEGER_TEXT = /^\s*[+-]?\d+\s*$/;
+
+// TypeBox converts '1.5' to 1 and '1e23' to an unsafe integer: keep such text as given, so it fails as int_type.
+function keepNonIntegers(schema: TSchema, raw: unknown, converted: unknown): unknown {
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
+  if (!props || typeof raw !== 'object' || raw === null || typeof converted !== 'object' || converted === null) return converted;
+  const out = { ...(converted as Record<string, unknown>) };
+  for (const [k, p] of Object.entries(props)) {
+    const v = (raw as Record<string, unknown>)[k];
+    if (p.type === 'integer' && typeof v === 'string' && !(INTEGER_TEXT.test(v) && Number.isSafeInteger(Number(v)))) out[k] = v;
+  }
+  return out;
 }
 
 /** Property names declared by an object schema (query keys the route knows about). */
