@@ -1,35 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Config } from '../config/index.ts';
-import type { Clock } from '../lib/clock.ts';
-import type { Logger } from '../lib/log.ts';
-import type { Git } from '../store/git-cli.ts';
-import type { SddLayout } from '../store/layout.ts';
-import type { RecordStore } from '../store/types.ts';
-import type { TaskService } from '../tasks/index.ts';
 import { detectAdapters } from './adapters.ts';
 import { dispatchReady, type DispatchState } from './dispatch.ts';
 import { finishSession } from './finish.ts';
 import { actOnKills, adoptSessions, reapExited } from './reap.ts';
-import { randomHex8, type AgentContext, type Session, type SessionRecord } from './sessions.ts';
+import { randomHex8, type AgentContext, type AgentDeps, type Session, type SessionRecord } from './sessions.ts';
 import { settleSessions } from './settle.ts';
 import { detectStalls } from './stall.ts';
 import { TickLoop } from './tick-loop.ts';
 import { currentBranch } from './worktrees.ts';
 
 /** What the orchestrator is built from (cli/runtime.ts passes the server's own). */
-export interface OrchestratorDeps {
-  root: string;
-  layout: SddLayout;
-  git: Git;
-  store: RecordStore;
-  svc: TaskService;
-  clock: Clock;
-  log: Logger;
-  /** Shared with the rest of the server; reloads update it in place. */
-  config: Config;
-  /** Environment agents and gates inherit (SERVICE_AUTH_TOKEN is never passed on). */
-  env: Readonly<Record<string, string | undefined>>;
+export interface OrchestratorDeps extends AgentDeps {
   /** Re-read `.sdd/config.yaml` (with env applied); called when the file changes. */
   reloadConfig?: () => Config;
   randomHex?: () => string;

@@ -53,8 +53,8 @@ export interface Session {
   busy: boolean;
 }
 
-/** Everything the orchestrator's parts share: deps, current config, base branch and live sessions. */
-export interface AgentContext {
+/** The server's parts the orchestrator works with. */
+export interface AgentDeps {
   root: string;
   layout: SddLayout;
   git: Git;
@@ -62,9 +62,14 @@ export interface AgentContext {
   svc: TaskService;
   clock: Clock;
   log: Logger;
-  /** Base environment of agents and gates (the server's own, minus its admin token). */
-  env: Readonly<Record<string, string | undefined>>;
+  /** Shared with the rest of the server; reloads update it in place. */
   config: Config;
+  /** Base environment of agents and gates (SERVICE_AUTH_TOKEN is never passed on). */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** Everything the orchestrator's parts share: deps, current config, base branch and live sessions. */
+export interface AgentContext extends AgentDeps {
   base: string;
   serverUrl: string;
   sessions: Map<string, Session>;
