@@ -8,6 +8,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { KeyedMutex } from '../lib/mutex.ts';
 import type { SddLayout } from '../store/layout.ts';
+import { groupWriter, type GroupWriter } from '../store/jsonl.ts';
 import { StorageUnavailable } from '../store/types.ts';
 
 // canonicalize is CommonJS with an `export default` typing; at run time the default import is the function.
@@ -162,6 +163,8 @@ interface ChainState {
   segment: string;
   fh?: FileHandle;
   fhName?: string;
+  /** Group commit on `fh`: records appended concurrently share one write + datasync. */
+  writer?: GroupWriter;
 }
 
 /** Open the chain: key, tail recovered from the newest segment holding a record, a torn tail sealed. */
@@ -195,17 +198,31 @@ async function writeAll(fh: FileHandle, data: string): Promise<void> {
   for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
 }
 
-async function handleFor(dir: string, s: ChainState, name: string): Promise<FileHandle> {
-  if (s.fh && s.fhName === name) return s.fh;
-  await s.fh?.close();
-  s.fh = undefined;
+async function handleFor(dir: string, s: ChainState, name: string): Promise<GroupWriter> {
+  if (s.fh && s.writer && s.fhName === name) return s.writer;
+  await closeSegment(s);
   const abs = join(dir, name);
   const isNew = !(await stat(abs).catch(() => undefined));
   s.fh = await open(abs, 'a');
   s.fhName = name;
+  s.writer = groupWriter(s.fh, (await s.fh.stat()).size);
   // A new day file: make its directory entry durable too.
   if (isNew) { const d = await open(dir, 'r'); try { await d.sync(); } finally { await d.close(); } }
-  return s.fh;
+  return s.writer;
+}
+
+// Records already queued are written (or refused) before the handle closes.
+async function closeSegment(s: ChainState): Promise<void> {
+  const fh = s.fh;
+  s.fh = undefined;
+  if (!fh) return;
+  await s.writer?.drain();
+  await fh.close();
+}
+
+function storageFailure(err: unknown, abs: string): unknown {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  return code === 'ENOSPC' || code === 'EROFS' || code === 'EDQUOT' ? new StorageUnavailable(abs, code) : err;
 }
 
 /** The audit log of one `.sdd` tree; appends from this process form one chain, in call order. */
@@ -215,7 +232,8 @@ export function createAuditLog(deps: AuditDeps): AuditLog {
   let state: ChainState | undefined;
   let closed = false;
 
-  async function appendOne(entry: AuditEntry): Promise<AuditRecord> {
+  // Sign and queue in chain order under the mutex; the write + datasync is awaited outside it, shared by concurrent appends.
+  async function writeOne(entry: AuditEntry): Promise<{ rec: AuditRecord; abs: string; s: ChainState; synced: Promise<void> }> {
     if (closed) throw new Error('audit log closed');
     const s = state ?? (state = await openChain(deps));
     const ts = new Date(deps.clock.now()).toISOString();
@@ -223,19 +241,34 @@ export function createAuditLog(deps: AuditDeps): AuditLog {
     const name = day > s.segment ? day : s.segment;
     const rec = nextRecord(s.key, s.tail, entry, ts);
     const abs = join(dir, name);
+    let writer: GroupWriter;
     try {
-      const fh = await handleFor(dir, s, name);
-      await writeAll(fh, JSON.stringify(rec) + '\n');
-      await fh.datasync();
+      writer = await handleFor(dir, s, name);
     } catch (err) {
-      // The file may now end with a torn line: reopen (recover + seal) on the next append.
       state = undefined;
-      await s.fh?.close().catch(() => undefined);
-      const code = (err as NodeJS.ErrnoException).code ?? '';
-      throw code === 'ENOSPC' || code === 'EROFS' || code === 'EDQUOT' ? new StorageUnavailable(abs, code) : err;
+      await closeSegment(s).catch(() => undefined);
+      throw storageFailure(err, abs);
     }
+    const synced = writer.write(JSON.stringify(rec) + '\n');
+    synced.catch(() => undefined); // awaited by the caller; this only keeps an early refusal from counting as unhandled
     s.tail = { seq: rec.seq, hmac: rec.hmac };
     s.segment = name;
+    return { rec, abs, s, synced };
+  }
+
+  async function appendOne(entry: AuditEntry): Promise<AuditRecord> {
+    const { rec, abs, s, synced } = await mutex.run('chain', () => writeOne(entry));
+    try {
+      await synced;
+    } catch (err) {
+      // Not on disk, nor anything queued behind it: reopen (recover the tail from the file + seal) on the next append.
+      await mutex.run('chain', async () => {
+        if (state !== s) return;
+        state = undefined;
+        await closeSegment(s).catch(() => undefined);
+      });
+      throw storageFailure(err, abs);
+    }
     deps.onAppend?.(abs);
     return rec;
   }
@@ -246,10 +279,10 @@ export function createAuditLog(deps: AuditDeps): AuditLog {
       state ??= await openChain(deps);
       return { ...state.tail };
     }),
-    append: (entry) => mutex.run('chain', () => appendOne(entry)),
+    append: appendOne,
     close: () => mutex.run('chain', async () => {
       closed = true;
-      await state?.fh?.close();
+      if (state) await closeSegment(state);
       state = undefined;
     }),
   };

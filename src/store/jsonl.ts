@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { KeyedMutex } from '../lib/mutex.ts';
 import { storageError, type Faults } from './io.ts';
 
-/** Appends JSON lines durably: one handle per file, one `write` + `datasync` per line. */
+/** Appends JSON lines durably: one handle per file; lines appended concurrently share one `write` + `datasync`. */
 export interface JsonlAppender {
   /** Append `value` as one line; resolves once the line is on disk. */
   append(abs: string, value: unknown): Promise<void>;
@@ -13,35 +13,51 @@ export interface JsonlAppender {
 
 /** A JsonlAppender; `faults` lets tests inject disk errors before a write. */
 export function createJsonlAppender(opts: { faults?: Faults } = {}): JsonlAppender {
-  const handles = new Map<string, FileHandle>();
+  const handles = new Map<string, { fh: FileHandle; writer: GroupWriter }>();
   const mutex = new KeyedMutex();
 
   const drop = async (abs: string) => {
-    const fh = handles.get(abs);
+    const h = handles.get(abs);
     handles.delete(abs);
-    await fh?.close().catch(() => undefined);
+    if (!h) return;
+    await h.writer.drain();
+    await h.fh.close().catch(() => undefined);
   };
 
-  const append = (abs: string, value: unknown) =>
-    mutex.run(abs, async () => {
-      const line = JSON.stringify(value) + '\n';
-      let fh: FileHandle | undefined;
-      let size = 0;
+  // Opening (with the torn-line seal check) runs once per handle, under the per-file mutex.
+  const handleFor = (abs: string) =>
+    handles.get(abs) ?? mutex.run(abs, async () => {
+      const known = handles.get(abs);
+      if (known) return known;
+      const fh = await openHandle(abs);
       try {
-        fh = handles.get(abs) ?? (await openHandle(abs, handles));
-        size = (await fh.stat()).size;
+        let size = (await fh.stat()).size;
         // A crash may have torn the last line: end it so the fragment stays its own (skipped) line.
-        const seal = size > 0 && !(await endsWithNewline(fh, size));
-        opts.faults?.beforeWrite?.(abs);
-        await fh.write(seal ? '\n' + line : line);
-        await fh.datasync();
+        if (size > 0 && !(await endsWithNewline(fh, size))) {
+          await fh.write('\n');
+          size++;
+        }
+        const h = { fh, writer: groupWriter(fh, size, { beforeWrite: () => opts.faults?.beforeWrite?.(abs) }) };
+        handles.set(abs, h);
+        return h;
       } catch (err) {
-        // Take back a partial line, and reopen next time so the seal check runs again.
-        if (fh) await fh.truncate(size).catch(() => undefined);
-        await drop(abs);
-        throw storageError(err, abs);
+        await fh.close().catch(() => undefined);
+        throw err;
       }
     });
+
+  const append = async (abs: string, value: unknown) => {
+    const line = JSON.stringify(value) + '\n';
+    let h: { fh: FileHandle; writer: GroupWriter } | undefined;
+    try {
+      h = await handleFor(abs);
+      await h.writer.write(line);
+    } catch (err) {
+      // The writer took back the failed batch; reopen next time so the seal check runs again.
+      if (h) await mutex.run(abs, async () => { if (handles.get(abs) === h) await drop(abs); });
+      throw storageError(err, abs);
+    }
+  };
 
   const close = async () => {
     await Promise.all([...handles.keys()].map((abs) => mutex.run(abs, () => drop(abs))));
@@ -49,17 +65,61 @@ export function createJsonlAppender(opts: { faults?: Faults } = {}): JsonlAppend
   return { append, close };
 }
 
-async function openHandle(abs: string, handles: Map<string, FileHandle>): Promise<FileHandle> {
-  let fh: FileHandle;
+/** Group commit on one append-mode handle: `write` resolves once its data is written and datasynced. */
+export interface GroupWriter {
+  write(data: string): Promise<void>;
+  /** Resolves when nothing is queued or being written (never rejects). */
+  drain(): Promise<void>;
+}
+
+/**
+ * Data queued while a `write` + `datasync` runs goes out together in the next one, in queue order.
+ * A failed batch is truncated back (best effort) and it, everything queued behind it and every later
+ * write are refused: later data may depend on it (a hash chain), so the owner must reopen.
+ */
+export function groupWriter(fh: Pick<FileHandle, 'write' | 'datasync' | 'truncate'>, size: number, hooks: { beforeWrite?(): void } = {}): GroupWriter {
+  let queue: { data: string; resolve(): void; reject(err: unknown): void }[] = [];
+  let running: Promise<void> | undefined;
+  let broken: unknown;
+  const run = async () => {
+    while (queue.length && broken === undefined) {
+      const batch = queue;
+      queue = [];
+      const buf = Buffer.from(batch.map((q) => q.data).join(''), 'utf8');
+      try {
+        hooks.beforeWrite?.();
+        // A short write is rare on a regular file but possible (ENOSPC half-way): finish or throw.
+        for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
+        await fh.datasync();
+        size += buf.length;
+        for (const q of batch) q.resolve();
+      } catch (err) {
+        broken = err;
+        await fh.truncate(size).catch(() => undefined);
+        for (const q of [...batch, ...queue]) q.reject(err);
+        queue = [];
+      }
+    }
+    running = undefined;
+  };
+  return {
+    write: (data) => new Promise<void>((resolve, reject) => {
+      if (broken !== undefined) { reject(broken); return; }
+      queue.push({ data, resolve, reject });
+      running ??= run();
+    }),
+    drain: () => running ?? Promise.resolve(),
+  };
+}
+
+async function openHandle(abs: string): Promise<FileHandle> {
   try {
-    fh = await open(abs, 'a+', 0o644);
+    return await open(abs, 'a+', 0o644);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     await mkdir(dirname(abs), { recursive: true });
-    fh = await open(abs, 'a+', 0o644);
+    return open(abs, 'a+', 0o644);
   }
-  handles.set(abs, fh);
-  return fh;
 }
 
 async function endsWithNewline(fh: FileHandle, size: number): Promise<boolean> {
