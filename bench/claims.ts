@@ -1,0 +1,183 @@
+// Claim throughput: N tasks, W concurrent clients loop "next → complete" until the queue is empty, on svc
+// (a real `svc up` child over HTTP) and on BullMQ (a private redis-server). Run: npm run bench:claims
+// Env: BENCH_SIZES=1000,10000 and BENCH_WORKERS=32 narrow the grid; BENCH_RUNS (default 3) runs per
+// headline cell; BENCH_CAP_S (default 30) caps the slow small-W cells; BENCH_PROFILE=1 writes a
+// --cpu-prof of each svc server to bench/results/; BENCH_SERVER=dist|tsx forces how the server runs
+// (default: dist/ when it is newer than src/, else tsx). Client and servers share this machine's cores.
+import { cpus } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { bullmqSteps, redisVersion, seedJobs, startRedis, type RedisPersistence } from './lib/bullmq.ts';
+import { runLoop, type CycleSteps, type LoopResult } from './lib/loop.ts';
+import { median, num, peakRssMiB, percentile, table } from './lib/stats.ts';
+import { PROJECT, seedTasks, serverCommand, startSvc, svcSteps, type SvcServer } from './lib/svc-server.ts';
+
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+const WORKERS = (process.env.BENCH_WORKERS ?? '1,8,32').split(',').map(Number);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const CAP_S = Number(process.env.BENCH_CAP_S ?? 30);
+const PROFILE = process.env.BENCH_PROFILE === '1';
+const HEADLINE = { n: 10_000, w: 32 };
+// Decided once, so every cell runs the same build even if src/ changes during the run.
+const COMMAND = serverCommand(process.env.BENCH_SERVER);
+const ROLE = 'bench';
+// Warm-up cycles before each measured loop (own queue, not counted) and a pause for the seed's state commit.
+const WARMUP = 300;
+const SETTLE_MS = 1000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type System = 'svc' | 'bullmq' | 'bullmq-aof';
+interface Cell { system: System; n: number; w: number; runs: LoopResult[]; rss: number[]; seedS: number[]; note: string }
+const cells: Cell[] = [];
+const cleanups: (() => void)[] = [];
+const progress = (msg: string) => process.stderr.write(`[bench:claims] ${msg}\n`);
+
+/** How a cell is run: full drains of a fresh queue, `runs` times; small W capped in time at 10k. */
+function planFor(n: number, w: number): { runs: number; cap: number } {
+  if (n === HEADLINE.n && w === HEADLINE.w) return { runs: RUNS, cap: Infinity };
+  if (n <= 1000) return { runs: RUNS, cap: Infinity };
+  return { runs: 1, cap: w < 32 ? CAP_S : Infinity };
+}
+
+// `note` is kept when the loop drained the queue; a capped loop says how far it got.
+function record(system: System, n: number, w: number, r: LoopResult, rss: number, seedS: number, note = ''): void {
+  let cell = cells.find((c) => c.system === system && c.n === n && c.w === w);
+  if (!cell) cells.push((cell = { system, n, w, runs: [], rss: [], seedS: [], note }));
+  cell.runs.push(r);
+  cell.rss.push(rss);
+  cell.seedS.push(seedS);
+  cell.note = r.capped ? `capped at ${Math.round(r.seconds)} s: ${num(r.cycles)} of ${num(n)} cycles` : note;
+  progress(`${system} N=${num(n)} W=${w}: ${num(r.cycles / r.seconds)} cycles/s, p99 ${num(percentile(r.latencies, 99), 1)} ms${r.capped ? ' (capped)' : ''}`);
+}
+
+async function svcServer(): Promise<SvcServer> {
+  const nodeArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROJECT, 'bench', 'results')}`] : [];
+  const server = await startSvc({ nodeArgs, command: COMMAND });
+  // Deleting 100k files on this VM (ext4 with online discard) slows later fsyncs: delete at the very end.
+  cleanups.push(() => server.repo.cleanup());
+  return server;
+}
+
+async function svcLoop(server: SvcServer, role: string, w: number, cap: number): Promise<LoopResult> {
+  const { steps, close } = svcSteps(server, role, w);
+  try { return await runLoop(steps, w, cap); } finally { close(); }
+}
+
+/** Warm-up (JIT, sockets) on a queue of its own, then seed N and let the seed's state commit settle. */
+async function svcPrepare(server: SvcServer, n: number, w: number): Promise<number> {
+  await seedTasks(server, WARMUP, 'warmup', 1000, 'warmup');
+  await svcLoop(server, 'warmup', w, Infinity);
+  const seedS = await seedTasks(server, n, ROLE);
+  await sleep(SETTLE_MS);
+  return seedS;
+}
+
+/** svc at N ≤ 10k: a fresh server and queue per run. */
+async function svcCell(n: number, w: number): Promise<void> {
+  const { runs, cap } = planFor(n, w);
+  for (let i = 0; i < runs; i++) {
+    const server = await svcServer();
+    try {
+      const seedS = await svcPrepare(server, n, w);
+      record('svc', n, w, await svcLoop(server, ROLE, w, cap), await peakRssMiB(server.pid), seedS);
+    } finally {
+      await server.stop();
+    }
+  }
+}
+
+/** svc at 100k: one seeded server (seeding takes a minute); W < 32 run capped on the full queue, then W = 32 drains the rest. */
+async function svcBigCell(n: number, ws: number[]): Promise<void> {
+  const server = await svcServer();
+  try {
+    const seedS = await svcPrepare(server, n, Math.max(...ws));
+    for (const w of [...ws].sort((a, b) => a - b)) {
+      const last = w === Math.max(...ws);
+      const r = await svcLoop(server, ROLE, w, last ? Infinity : CAP_S);
+      record('svc', n, w, r, await peakRssMiB(server.pid), seedS, last ? `same server, after the capped cells: drained the other ${num(r.cycles)}` : '');
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+/** BullMQ: a fresh redis-server per measured loop (its VmHWM is that loop's), warm-up queue first, same plan as svc. */
+async function bullCell(n: number, ws: number[], persistence: RedisPersistence, runsOverride?: number): Promise<void> {
+  const system: System = persistence === 'none' ? 'bullmq' : 'bullmq-aof';
+  const plans = ws.map((w) => ({ w, ...planFor(n, w), runs: runsOverride ?? planFor(n, w).runs }));
+  for (let i = 0; i < Math.max(...plans.map((p) => p.runs)); i++) {
+    for (const p of plans.filter((x) => i < x.runs)) {
+      const redis = await startRedis(persistence);
+      try {
+        const connection = { host: '127.0.0.1', port: redis.port };
+        const warm = new Queue('warmup', { connection });
+        const queue = new Queue('bench', { connection });
+        const w = await bullmqSteps(warm.name, redis.port, p.w);
+        await seedJobs(warm, WARMUP);
+        await runLoop(w.steps as CycleSteps<unknown>, p.w).finally(w.close);
+        const seedS = await seedJobs(queue, n);
+        const b = await bullmqSteps(queue.name, redis.port, p.w);
+        const r = await runLoop(b.steps as CycleSteps<unknown>, p.w, p.cap).finally(b.close);
+        record(system, n, p.w, r, await peakRssMiB(redis.pid), seedS, persistence === 'none' ? '' : 'appendfsync always');
+        await Promise.all([warm.close(), queue.close()]);
+      } finally {
+        await redis.stop();
+      }
+    }
+  }
+}
+
+const cps = (c: Cell) => median(c.runs.map((r) => r.cycles / r.seconds));
+const p = (c: Cell, q: number) => median(c.runs.map((r) => percentile(r.latencies, q)));
+const find = (system: System, n: number, w: number) => cells.find((c) => c.system === system && c.n === n && c.w === w);
+
+function printResults(redisVer: string | undefined): void {
+  const rows = cells.map((c) => [c.system, num(c.n), String(c.w), String(c.runs.length), num(cps(c)), num(p(c, 50), 2), num(p(c, 99), 2), num(median(c.rss)), num(median(c.seedS), 1), c.note]);
+  console.log('\nper cell (medians over runs; latency = each request, next and complete; RSS = server VmHWM)\n');
+  console.log(table(['system', 'N', 'W', 'runs', 'cycles/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'seed s', 'note'], rows));
+  const cmp = cells.filter((c) => c.system === 'svc').map((c) => {
+    const b = find('bullmq', c.n, c.w);
+    return [num(c.n), String(c.w), num(cps(c)), b ? num(cps(b)) : '–', b ? num(cps(c) / cps(b), 3) : '–', num(p(c, 99), 1), b ? num(p(b, 99), 1) : '–', num(median(c.rss)), b ? num(median(b.rss)) : '–'];
+  });
+  console.log('\nsvc against BullMQ (redis without persistence)\n');
+  console.log(table(['N', 'W', 'svc cycles/s', 'BullMQ cycles/s', 'svc/BullMQ', 'svc p99 ms', 'BullMQ p99 ms', 'svc RSS MiB', 'redis RSS MiB'], cmp));
+  printTargets();
+  console.log(`\nmachine: ${cpus().length} vCPU (${cpus()[0]?.model ?? '?'}), Node ${process.version}, redis-server ${redisVer ?? 'absent (BullMQ rows skipped)'}; server from ${COMMAND.mode}; client and servers on the same machine`);
+}
+
+function printTargets(): void {
+  const head = find('svc', HEADLINE.n, HEADLINE.w);
+  const small = find('svc', 1000, 32);
+  const big = find('svc', 100_000, 32);
+  console.log('\ntargets (svc, W = 32)');
+  if (head) console.log(`  N = 10k: ${num(cps(head))} cycles/s (target ≥ 1,500: ${cps(head) >= 1500 ? 'met' : 'MISSED'}), p99 ${num(p(head, 99), 1)} ms (target < 50: ${p(head, 99) < 50 ? 'met' : 'MISSED'})`);
+  if (small && big) {
+    const ratio = cps(big) / cps(small);
+    console.log(`  N = 100k / N = 1k: ${num(ratio, 2)} (target within 20%: ${Math.abs(1 - ratio) <= 0.2 ? 'met' : 'MISSED'})`);
+  }
+  const aof = find('bullmq-aof', HEADLINE.n, HEADLINE.w);
+  if (aof && head) console.log(`  BullMQ with appendfsync always at N = 10k: ${num(cps(aof))} cycles/s, p99 ${num(p(aof, 99), 1)} ms (svc/that = ${num(cps(head) / cps(aof), 3)})`);
+}
+
+async function main(): Promise<void> {
+  const redisVer = redisVersion();
+  if (PROFILE) mkdirSync(join(PROJECT, 'bench', 'results'), { recursive: true });
+  progress(`svc from ${COMMAND.mode}; sizes ${SIZES.join(', ')}; workers ${WORKERS.join(', ')}; ${RUNS} runs per headline cell`);
+  if (!redisVer) progress('redis-server not found: BullMQ rows skipped (apt-get install -y redis-server)');
+  const t0 = Date.now();
+  try {
+    for (const n of SIZES) {
+      if (n > HEADLINE.n) await svcBigCell(n, WORKERS);
+      else for (const w of WORKERS) await svcCell(n, w);
+      if (redisVer) await bullCell(n, WORKERS, 'none');
+    }
+    if (redisVer && SIZES.includes(HEADLINE.n) && WORKERS.includes(HEADLINE.w)) await bullCell(HEADLINE.n, [HEADLINE.w], 'aof-always', RUNS);
+    printResults(redisVer);
+    console.log(`total ${num((Date.now() - t0) / 1000)} s`);
+  } finally {
+    for (const c of cleanups) c();
+  }
+}
+
+await main();

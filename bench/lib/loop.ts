@@ -1,0 +1,41 @@
+// The measured loop shared by both systems: W workers each repeat "take next → complete" until empty.
+import { performance } from 'node:perf_hooks';
+
+/** One worker's two steps: `next` returns a handle or undefined when the queue is empty. */
+export interface CycleSteps<H> {
+  next(worker: number): Promise<H | undefined>;
+  complete(worker: number, handle: H): Promise<void>;
+}
+
+export interface LoopResult {
+  cycles: number;
+  seconds: number;
+  /** Latency of every request (next and complete), ms. */
+  latencies: number[];
+  /** True when the time cap stopped the loop before the queue was empty. */
+  capped: boolean;
+}
+
+/** Run `workers` concurrent loops until every one saw an empty queue (or `capSeconds` passed). */
+export async function runLoop<H>(steps: CycleSteps<H>, workers: number, capSeconds = Infinity): Promise<LoopResult> {
+  const latencies: number[] = [];
+  let cycles = 0;
+  let capped = false;
+  const start = performance.now();
+  const deadline = start + capSeconds * 1000;
+  const worker = async (w: number) => {
+    for (;;) {
+      if (performance.now() > deadline) { capped = true; return; }
+      let t = performance.now();
+      const handle = await steps.next(w);
+      latencies.push(performance.now() - t);
+      if (handle === undefined) return;
+      t = performance.now();
+      await steps.complete(w, handle);
+      latencies.push(performance.now() - t);
+      cycles++;
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, (_, w) => worker(w)));
+  return { cycles, seconds: (performance.now() - start) / 1000, latencies, capped };
+}
