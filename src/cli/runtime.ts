@@ -7,7 +7,7 @@ import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants 
 import { acquireAuditWriter, createAuditLog, drainAuditInbox } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
-import { createCommitter, createGit, createRecordStore, errnoError, ulidIds, type Faults, type SddLayout } from '../store/index.ts';
+import { createCommitter, createGit, createRecordStore, errnoError, replayJournal, ulidIds, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
@@ -38,6 +38,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const git = createGit(o.root);
   const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits });
   await ensureTenants(layout);
+  // Writes journaled before a crash or power loss reach their files before anything reads them.
+  await replayJournal(layout, log.withTag('store'));
   const recovered = await committer.recover();
   if (recovered) log.info(`state recovered: ${recovered.message}`);
   const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE) });

@@ -40,8 +40,18 @@ export function tempPathFor(abs: string): string {
   return join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
-/** Write `data` to a fresh temp file beside `abs` and fsync it; creates parent folders on demand. */
-async function writeTemp(abs: string, data: string | Uint8Array, faults?: Faults): Promise<string> {
+/**
+ * How a write reaches the disk. `durable: false` skips every fsync (the caller has journaled the new
+ * text durably first); `beforePublish` runs once the temp file is written and before it becomes
+ * visible (rename), or after `link` for an exclusive create, where a throw takes the new file back.
+ */
+export interface WriteOptions {
+  durable?: boolean;
+  beforePublish?(): Promise<void>;
+}
+
+/** Write `data` to a fresh temp file beside `abs` (fsync'd when durable); creates parent folders on demand. */
+async function writeTemp(abs: string, data: string | Uint8Array, faults?: Faults, durable = true): Promise<string> {
   const tmp = tempPathFor(abs);
   let fh;
   try {
@@ -54,7 +64,7 @@ async function writeTemp(abs: string, data: string | Uint8Array, faults?: Faults
   try {
     faults?.beforeWrite?.(abs);
     await fh.writeFile(data);
-    await fh.sync();
+    if (durable) await fh.sync();
     await fh.close();
     return tmp;
   } catch (err) {
@@ -64,8 +74,8 @@ async function writeTemp(abs: string, data: string | Uint8Array, faults?: Faults
   }
 }
 
-// Makes a rename or link durable; some filesystems refuse to fsync a directory, which is harmless.
-async function syncDir(dir: string): Promise<void> {
+/** Makes a rename or link durable; some filesystems refuse to fsync a directory, which is harmless. */
+export async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r').catch(() => null);
   if (!fh) return;
   await fh.sync().catch(() => undefined);
@@ -73,13 +83,15 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /** Replace `abs` atomically (temp, fsync, rename); a failure leaves the old file and no temp. */
-export async function writeFileAtomic(abs: string, data: string | Uint8Array, faults?: Faults): Promise<void> {
+export async function writeFileAtomic(abs: string, data: string | Uint8Array, faults?: Faults, o: WriteOptions = {}): Promise<void> {
+  const durable = o.durable ?? true;
   let tmp: string | undefined;
   try {
-    tmp = await writeTemp(abs, data, faults);
+    tmp = await writeTemp(abs, data, faults, durable);
+    await o.beforePublish?.();
     await rename(tmp, abs);
     tmp = undefined;
-    await syncDir(dirname(abs));
+    if (durable) await syncDir(dirname(abs));
   } catch (err) {
     if (tmp) await unlink(tmp).catch(() => undefined);
     throw storageError(err, abs);
@@ -92,12 +104,20 @@ export function writeJsonAtomic(abs: string, value: unknown, faults?: Faults): P
 }
 
 /** Create `abs` only if absent (temp, fsync, link): RecordExists when it exists; never a partial file. */
-export async function createExclusive(abs: string, data: string | Uint8Array, faults?: Faults): Promise<void> {
+export async function createExclusive(abs: string, data: string | Uint8Array, faults?: Faults, o: WriteOptions = {}): Promise<void> {
+  const durable = o.durable ?? true;
   let tmp: string | undefined;
   try {
-    tmp = await writeTemp(abs, data, faults);
+    tmp = await writeTemp(abs, data, faults, durable);
+    // link decides the winner atomically, against every writer; only the winner reaches beforePublish.
     await link(tmp, abs);
-    await syncDir(dirname(abs));
+    try {
+      await o.beforePublish?.();
+    } catch (err) {
+      await unlink(abs).catch(() => undefined);
+      throw err;
+    }
+    if (durable) await syncDir(dirname(abs));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new RecordExists(abs);
     throw storageError(err, abs);

@@ -1,8 +1,10 @@
-import { access, readFile, unlink } from 'node:fs/promises';
+import { access, mkdir, readFile, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../lib/log.ts';
 import { KeyedMutex } from '../lib/mutex.ts';
-import { createExclusive, stableStringify, storageError, writeJsonAtomic, type Faults } from './io.ts';
+import { createExclusive, stableStringify, storageError, writeFileAtomic, type Faults, type WriteOptions } from './io.ts';
+import { createJournal, type JournalOptions } from './journal.ts';
 import { createJsonlAppender, readJsonl } from './jsonl.ts';
 import { isCommitted, relToSdd, type SddLayout } from './layout.ts';
 import { RecordMissing, VersionConflict, type RecordStore, type StateCommitter, type Versioned } from './types.ts';
@@ -16,9 +18,13 @@ export interface RecordStoreOptions {
   lockStaleMs?: number;
   /** Disk-trouble hooks for tests. */
   faults?: Faults;
+  /** Journal tuning and test hooks (checkpoint size and interval, syncfs, handle wrapper). */
+  journal?: Omit<JournalOptions, 'layout' | 'log'>;
+  /** Tests: runs after a write's journal line is on disk, before the file itself is written. */
+  afterJournal?(abs: string): Promise<void> | void;
 }
 
-/** A RecordStore that also closes its open JSONL handles. */
+/** A RecordStore that also closes its open JSONL handles and checkpoints its journal. */
 export interface ClosableRecordStore extends RecordStore {
   close(): Promise<void>;
 }
@@ -32,16 +38,31 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
   const stale = opts.lockStaleMs ?? 10_000;
   const local = new KeyedMutex();
   const jsonl = createJsonlAppender({ faults });
+  // The journal gets no `faults`: the disk suite injects into the record's temp file (nothing journaled
+  // yet); journal faults come from `opts.journal.faults` in tests of the journal itself.
+  const journal = createJournal({ ...opts.journal, layout, log });
+
+  // Group commit: the new text goes durably into the journal (one datasync shared by every concurrent
+  // writer), then the file is replaced without fsync; checkpoints make the files durable. Only committed
+  // paths are journaled: runtime files (batch intents, agent records) are also deleted with a plain rm
+  // elsewhere, which a replay would undo, so they keep the fully durable write.
+  const journaled = (abs: string) => abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs));
+  const via = (abs: string, text: string | null): WriteOptions => {
+    if (!journaled(abs)) return {};
+    return { durable: false, beforePublish: async () => { await journal.append(relToSdd(layout, abs), text); await opts.afterJournal?.(abs); } };
+  };
 
   const touch = (abs: string, note?: string) => {
-    if (abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs))) committer.touch(abs, note);
+    if (journaled(abs)) committer.touch(abs, note);
   };
 
   // proper-lockfile does not queue inside one process, so the per-path mutex goes first.
-  const withLock = <T>(abs: string, fn: () => Promise<T>) =>
+  // `existing`: RecordMissing when absent; `any`: the folder is created for a new file.
+  const withLock = <T>(abs: string, fn: () => Promise<T>, mode: 'existing' | 'any' = 'existing') =>
     local.run(abs, async () => {
       // proper-lockfile retries every error for seconds, a missing folder included: fail fast instead.
-      if (!(await exists(abs))) throw new RecordMissing(abs);
+      if (mode === 'any') await mkdir(dirname(abs), { recursive: true }).catch((err) => { throw storageError(err, abs); });
+      else if (!(await exists(abs))) throw new RecordMissing(abs);
       let release: () => Promise<void>;
       try {
         release = await lockfile.lock(abs, {
@@ -60,6 +81,11 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
       }
     });
 
+  // Journaled writes hold the record lock: one order per path across processes, and a checkpoint can
+  // tell a write in flight (lock held) from a finished one. Other paths keep the per-process mutex.
+  const guard = <T>(abs: string, fn: () => Promise<T>, mode: 'existing' | 'any') =>
+    journaled(abs) ? withLock(abs, fn, mode) : local.run(abs, fn);
+
   const update = <T extends Versioned>(abs: string, mutate: (current: T) => T, o: { expectedVersion?: number; note?: string } = {}) =>
     withLock(abs, async () => {
       const current = await readJsonFile<T>(abs);
@@ -69,40 +95,50 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
       }
       // mutate gets its own copy, so a throw halfway leaves nothing behind.
       const next = { ...mutate(structuredClone(current)), version: current.version + 1 } as T;
-      await writeJsonAtomic(abs, next, faults);
+      const text = stableStringify(next);
+      await writeFileAtomic(abs, text, faults, via(abs, text));
       touch(abs, o.note);
       return next;
     });
 
   return {
     readJson: readJsonFile,
-    async create<T extends Versioned>(abs: string, value: T, note?: string) {
-      await createExclusive(abs, stableStringify(value), faults);
-      touch(abs, note);
-      return value;
-    },
+    // Under the record lock, so no update of this path can journal between our link and our line;
+    // link goes first (it alone decides RecordExists), so a create that fails is never journaled.
+    create: <T extends Versioned>(abs: string, value: T, note?: string) =>
+      guard(abs, async () => {
+        const text = stableStringify(value);
+        await createExclusive(abs, text, faults, via(abs, text));
+        touch(abs, note);
+        return value;
+      }, 'any'),
     update,
     writeJson: (abs, value, note) =>
-      local.run(abs, async () => {
-        await writeJsonAtomic(abs, value, faults);
+      guard(abs, async () => {
+        const text = stableStringify(value);
+        await writeFileAtomic(abs, text, faults, via(abs, text));
         touch(abs, note);
-      }),
+      }, 'any'),
     async appendJsonl(abs, value, note) {
       await jsonl.append(abs, value);
       touch(abs, note);
     },
     readJsonl,
     remove: (abs, note) =>
-      local.run(abs, async () => {
+      guard(abs, async () => {
         try {
+          await via(abs, null).beforePublish?.();
           await unlink(abs);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
           throw storageError(err, abs);
         }
         touch(abs, note);
-      }),
-    close: () => jsonl.close(),
+      }, 'existing').catch((err) => { if (!(err instanceof RecordMissing)) throw err; }),
+    async close() {
+      await jsonl.close();
+      await journal.close();
+    },
   };
 }
 
