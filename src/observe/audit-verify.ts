@@ -2,7 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SddLayout } from '../store/layout.ts';
-import { auditHmac, GENESIS_PREV, listSegments, loadAuditKey, type AuditRecord } from './audit.ts';
+import { auditHmac, GENESIS_PREV, listSegments, type AuditRecord } from './audit.ts';
+import { loadAuditKey } from './audit-key.ts';
 
 /** Why a link is broken. */
 export type AuditBreakReason = 'invalid JSON' | 'invalid record' | 'seq gap' | 'prev mismatch' | 'hmac mismatch';

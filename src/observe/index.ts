@@ -1,6 +1,5 @@
-export {
-  AuditKeyError, GENESIS_PREV, SEGMENT_PATTERN, auditHmac, createAuditLog, listSegments, loadAuditKey, nextRecord, scanTail,
-} from './audit.ts';
+export { GENESIS_PREV, SEGMENT_PATTERN, auditHmac, createAuditLog, listSegments, nextRecord, scanTail } from './audit.ts';
+export { AuditKeyError, loadAuditKey } from './audit-key.ts';
 export type { AuditDeps, AuditEntry, AuditLog, AuditRecord, AuditTail } from './audit.ts';
 export { finishWalk, formatAuditBreak, startWalk, verifyAudit, walkSegment } from './audit-verify.ts';
 export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk } from './audit-verify.ts';

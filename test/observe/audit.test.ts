@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { manualClock } from '../../src/lib/clock.ts';
 import { silentLogger } from '../../src/lib/log.ts';
 import { sddLayout, type SddLayout } from '../../src/store/layout.ts';
-import { AuditKeyError, createAuditLog, GENESIS_PREV, type AuditRecord } from '../../src/observe/audit.ts';
+import { createAuditLog, GENESIS_PREV, type AuditRecord } from '../../src/observe/audit.ts';
+import { AuditKeyError } from '../../src/observe/audit-key.ts';
 import { verifyAudit } from '../../src/observe/audit-verify.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
