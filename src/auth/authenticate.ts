@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { fileCache } from '../lib/file-cache.ts';
 import type { Clock } from '../lib/clock.ts';
 import { unauthorized } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
@@ -32,25 +31,6 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
 
 interface Loaded { records: TokenRecord[]; digests: Buffer[] }
 
-// Re-reads a file only when its inode, mtime or size changed; a bad file keeps the last good value.
-// Concurrent callers share the one pending read (so none sees a half-updated cache).
-function fileCache<T>(path: string, parse: (text: string) => T, empty: T, onBad: (e: Error) => void): () => Promise<T> {
-  let key = 'absent';
-  let good = empty;
-  let current: Promise<T> = Promise.resolve(empty);
-  return async () => {
-    // statSync: a few microseconds on a local disk, several times cheaper than a thread-pool round trip.
-    const st = statSync(path, { throwIfNoEntry: false }) ?? null;
-    const next = st ? `${st.ino}:${st.mtimeMs}:${st.size}` : 'absent';
-    if (next !== key) {
-      key = next;
-      current = !st ? Promise.resolve((good = empty))
-        : readFile(path, 'utf8').then((text) => (good = parse(text))).catch((e: Error) => { onBad(e); return good; });
-    }
-    return current;
-  };
-}
-
 /** Bearer authentication against SERVICE_AUTH_TOKEN, `.sdd/secrets/admin.token` and tokens.json. */
 export function createAuthenticator(deps: { layout: SddLayout; env: AuthEnv; clock: Clock; log: Logger }): Authenticator {
   const { layout, env, clock, log } = deps;
@@ -73,9 +53,9 @@ export function createAuthenticator(deps: { layout: SddLayout; env: AuthEnv; clo
       if (!m) throw unauthorized('Missing or invalid Authorization header');
       const presented = digest(m[1]!);
       if (envDigest && timingSafeEqual(presented, envDigest)) return ENV_PRINCIPAL;
-      const fileDigest = await adminFile();
+      const fileDigest = adminFile();
       if (fileDigest && timingSafeEqual(presented, fileDigest)) return FILE_PRINCIPAL;
-      const { records, digests } = await tokens();
+      const { records, digests } = tokens();
       let match: TokenRecord | undefined;
       // Compare against every record (no early exit) so timing says nothing about which one matched.
       digests.forEach((d, i) => { if (d.length === 32 && timingSafeEqual(presented, d)) match = records[i]; });
