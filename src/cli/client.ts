@@ -13,7 +13,7 @@ export function resolveEndpoint(env: NodeJS.ProcessEnv, workdir: string, overrid
   const sdd = join(workdir, '.sdd');
   let url = overrides.server ?? env.SERVICE_SERVER_URL;
   if (!url) {
-    const info = readJson<{ host?: string; port?: number }>(join(sdd, 'runtime', 'server.json'));
+    const info = readJsonQuiet<{ host?: string; port?: number }>(join(sdd, 'runtime', 'server.json'));
     if (info?.port) url = `http://${info.host && info.host !== '0.0.0.0' ? info.host : '127.0.0.1'}:${info.port}`;
   }
   url ??= `http://${env.SERVICE_HOST ?? '127.0.0.1'}:${env.SERVICE_PORT ?? '8052'}`;
@@ -50,7 +50,8 @@ function safeJson(text: string): unknown {
   }
 }
 
-function readJson<T>(path: string): T | undefined {
+/** Parsed JSON of a small local file, or undefined when it is absent or unreadable. */
+export function readJsonQuiet<T>(path: string): T | undefined {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as T;
   } catch {

@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync, rmSync, existsSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../lib/log.ts';
 import { CliError } from './args.ts';
+import { readJsonQuiet } from './client.ts';
 
 interface ServerInfo {
   pid: number;
@@ -23,7 +24,7 @@ export async function takeServerLock(lockPath: string, infoPath: string, log: Lo
     return await lockfile.lock(dirname(lockPath), opts);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-    const info = readInfo(infoPath);
+    const info = readJsonQuiet<ServerInfo>(infoPath);
     // A SIGKILLed holder leaves the lock behind for `stale` ms; its dead pid lets us take over at once.
     if (info && !alive(info.pid) && infoIsCurrent(infoPath, lockPath)) {
       rmSync(lockPath, { recursive: true, force: true });
@@ -31,15 +32,6 @@ export async function takeServerLock(lockPath: string, infoPath: string, log: Lo
     }
     const where = info ? `pid ${info.pid}${info.port ? `, port ${info.port}` : ''}` : 'another process';
     throw new CliError(`svc is already running on this tree (${where}); lock ${lockPath}`);
-  }
-}
-
-function readInfo(path: string): ServerInfo | undefined {
-  if (!existsSync(path)) return undefined;
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as ServerInfo;
-  } catch {
-    return undefined;
   }
 }
 
