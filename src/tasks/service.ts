@@ -124,14 +124,15 @@ export class TaskService {
       },
       { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input) },
     );
-    // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator).
-    let archiveError: unknown;
-    if ((next.status === 'done' || next.status === 'failed') && from !== next.status) {
-      await this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`).catch((err: unknown) => { archiveError = err; });
-    }
+    // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator);
+    // it and the audit record are independent durable appends, so their datasyncs overlap.
+    const archived = (next.status === 'done' || next.status === 'failed') && from !== next.status
+      ? this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`).then(() => undefined, (err: unknown) => err)
+      : undefined;
     // The task file is the commit point: memory, audit and parent follow it even when the archive line failed.
     await this.changed(next, who, `task.${op}`, { from, to: next.status });
-    if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id, who);
+    const archiveError = await archived;
+    if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id);
     if (archiveError) throw archiveError;
     return next;
   }
@@ -162,7 +163,7 @@ export class TaskService {
   }
 
   // A waiting parent resumes when its children finish (DECISIONS.md: done, or blocked naming the failures).
-  private async rollUp(parentId: string, who: Actor): Promise<void> {
+  private async rollUp(parentId: string): Promise<void> {
     const parent = this.board.get(parentId);
     if (!parent || parent.status !== 'waiting_for_subtasks') return;
     const decision = parentRollup(parent, this.board.children(parentId));
@@ -174,7 +175,6 @@ export class TaskService {
     } catch (err) {
       this.deps.log.warn(`parent ${parentId} roll-up skipped: ${(err as Error).message}`);
     }
-    void who;
   }
 }
 
