@@ -133,22 +133,24 @@ idx('status, children, dependents, owners and counts follow every change', () =>
   assert.is(b.counts('nobody').total, 0);
 });
 
-idx('100k upserts and 10k takeNext stay well under two seconds', () => {
+idx('at 100k tasks, 10k takeNext calls each hand out a distinct ready task', () => {
   const b = new Board();
   const roles = ['backend', 'qa', 'frontend', 'security'];
-  const start = performance.now();
   for (let i = 0; i < 100_000; i++) {
     const id = `t${String(i).padStart(6, '0')}`;
     b.upsert(task(id, { role: roles[i % 4]!, priority: i % 10, created_at: at(i), depends_on: i % 5 === 0 && i > 0 ? [`t${String(i - 1).padStart(6, '0')}`] : [] }));
   }
-  let taken = 0;
+  const seen = new Set<string>();
   for (let i = 0; i < 10_000; i++) {
     const t = b.takeNext(roles[i % 4]!, 'default');
-    if (t) { b.upsert(transition(t, 'claim', {}, at(i))); taken++; }
+    if (!t) break;
+    assert.is(t.status, 'open');
+    assert.ok(b.depsSatisfied(t), `${t.id} was handed out with unfinished dependencies`);
+    seen.add(t.id);
+    b.upsert(transition(t, 'claim', {}, at(i)));
   }
-  const ms = performance.now() - start;
-  assert.is(taken, 10_000);
-  assert.ok(ms < 2000, `took ${ms.toFixed(0)} ms`);
+  // Speed at this size is bench/claims.ts's business; here: no task twice, none missing.
+  assert.is(seen.size, 10_000);
 });
 
 q.run();
