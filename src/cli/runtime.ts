@@ -42,7 +42,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   await replayJournal(layout, log.withTag('store'));
   const recovered = await committer.recover();
   if (recovered) log.info(`state recovered: ${recovered.message}`);
-  const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE) });
+  const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
   const releaseAudit = await takeAuditWriter(layout, log);
   const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs) });
   const drainInbox = () => drainAuditInbox(layout, audit, log).catch((err) => log.error('audit inbox failed', err));
@@ -63,6 +63,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth') });
   const metrics = createMetrics();
   metrics.gauge('svc_tasks', 'Tasks by status', 'status', () => tasks.board.counts() as unknown as Record<string, number>);
+  metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files) or in refs/sdd/state (state_paths)', 'kind', () => ({ files: store.backlog, state_paths: committer.pending }));
   const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks)];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({

@@ -26,6 +26,8 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   const { layout, git, log, intervalMs, gcEveryCommits } = opts;
   const writer = createStateWriter(opts);
   let dirty = new Set<string>();
+  // The new content of dirty paths whose writer told it (the file may still be being written behind).
+  let texts = new Map<string, string | null>();
   let notes: string[] = [];
   let chain: Promise<unknown> = Promise.resolve();
   let queued: Promise<CommitResult | null> | null = null;
@@ -55,12 +57,15 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   // Take the dirty set; on failure put it back so nothing is lost.
   const commitDirty = async (): Promise<CommitResult | null> => {
     if (!dirty.size) return null;
-    const batch = { paths: [...dirty].sort(), notes };
+    const batch = { paths: [...dirty].sort(), notes, texts };
     dirty = new Set();
+    texts = new Map();
     notes = [];
     try {
       return await runBatch(batch);
     } catch (err) {
+      // A path touched again meanwhile has newer news than the batch.
+      for (const [p, t] of batch.texts) if (!dirty.has(p)) texts.set(p, t);
       for (const p of batch.paths) dirty.add(p);
       notes = [...batch.notes, ...notes].slice(0, MAX_KEPT_NOTES);
       throw err;
@@ -107,11 +112,13 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
     });
 
   return {
-    touch(abs, note) {
+    touch(abs, note, text) {
       if (!abs.startsWith(layout.sdd + '/')) return;
       const rel = relToSdd(layout, abs);
       if (!isCommitted(rel)) return;
       dirty.add(rel);
+      if (text === undefined) texts.delete(rel);
+      else texts.set(rel, text);
       if (note && notes.length < MAX_KEPT_NOTES) notes.push(note);
       schedule();
     },

@@ -13,6 +13,8 @@ import { lastEntries, replayPlan, settledCount, type JournalEntry } from './jour
 export interface Journal {
   /** Log that `rel` (relative to `.sdd`) will hold `text` (null: deleted); resolves once the line is on disk. */
   append(rel: string, text: string | null): Promise<void>;
+  /** Log several writes with one `write`: on disk together, or (on a write error) none of them. */
+  appendAll(entries: readonly (readonly [rel: string, text: string | null])[]): Promise<void>;
   /** Rotate, make the files written so far durable, drop the journals that are settled. */
   checkpoint(): Promise<void>;
   /** Stop the timer, checkpoint a last time, close the handle. */
@@ -33,6 +35,12 @@ export interface JournalOptions {
   syncFs?(dir: string): Promise<void>;
   /** Tests: wraps the handle the group writer uses (e.g. to count datasyncs). */
   wrapIo?(io: SyncIo): SyncIo;
+  /**
+   * Set when this process is the journal's only writer (it holds the server lock): appends skip the
+   * check for a rotation by another process, and a checkpoint, instead of looking at record locks, calls
+   * `settle` to have every write journaled so far reach its file, then drops every rotated journal.
+   */
+  owner?: { settle(): Promise<void> };
 }
 
 // Fast retries: a checkpoint holds the lock for one syncfs.
@@ -77,8 +85,9 @@ export function createJournal(o: JournalOptions): Journal {
     void h.then(async (x) => { await x.writer.drain(); await x.fh.close(); }).catch(() => undefined);
   };
 
-  const append = async (rel: string, text: string | null) => {
-    const line = '\n' + JSON.stringify({ p: rel, t: text }) + '\n';
+  // Every entry in one write: one group batch, so they reach the disk together or fail together.
+  const appendAll = async (entries: readonly (readonly [rel: string, text: string | null])[]) => {
+    const line = '\n' + entries.map(([p, t]) => JSON.stringify({ p, t })).join('\n') + '\n';
     for (;;) {
       const h = (handle ??= openHandle());
       let ino: number;
@@ -92,6 +101,7 @@ export function createJournal(o: JournalOptions): Journal {
       }
       dirty = true;
       bytes += line.length;
+      if (o.owner) break; // only our own checkpoints rotate, and they drain this handle first
       // Renamed by a checkpoint (ours or another process's) meanwhile: the line may sit in a rotated
       // file that checkpoint has read already and will delete, so it goes into the fresh journal too.
       if ((await stat(paths.current).catch(() => undefined))?.ino === ino) break;
@@ -117,8 +127,11 @@ export function createJournal(o: JournalOptions): Journal {
     bytes = 0;
     try {
       await rotate(paths);
-      if (handle) retire(handle);
-      await settle(o.layout, syncFs);
+      if (o.owner) await settleOwned(o.owner);
+      else {
+        if (handle) retire(handle);
+        await settle(o.layout, syncFs);
+      }
     } catch (err) {
       dirty = true;
       throw err;
@@ -126,10 +139,26 @@ export function createJournal(o: JournalOptions): Journal {
       await release().catch(() => undefined);
     }
   };
+  // Lines written through the old handle until now are in the rotated files: wait for them, have the
+  // store put every journaled text on its file, make the files durable, then the journals can go.
+  const settleOwned = async (owner: { settle(): Promise<void> }) => {
+    const old = handle;
+    handle = undefined;
+    if (old) {
+      await old.then((x) => x.writer.drain()).catch(() => undefined);
+      retire(old);
+    }
+    await owner.settle();
+    const names = await listRotated(paths.dir);
+    if (!names.length) return;
+    await syncFs(o.layout.sdd);
+    for (const n of names) await unlink(join(paths.dir, n)).catch(() => undefined);
+  };
   const checkpoint = (wait = false): Promise<void> => (running ??= doCheckpoint(wait).finally(() => { running = undefined; }));
 
   return {
-    append,
+    append: (rel, text) => appendAll([[rel, text]]),
+    appendAll,
     checkpoint: () => checkpoint(true),
     async close() {
       if (timer) clearInterval(timer);

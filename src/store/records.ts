@@ -1,4 +1,5 @@
 import { access, mkdir, readFile, unlink } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../lib/log.ts';
@@ -6,8 +7,9 @@ import { KeyedMutex } from '../lib/mutex.ts';
 import { createExclusive, stableStringify, storageError, writeFileAtomic, type Faults, type WriteOptions } from './io.ts';
 import { createJournal, type JournalOptions } from './journal.ts';
 import { createJsonlAppender, readJsonl } from './jsonl.ts';
+import { createPublisher } from './publisher.ts';
 import { isCommitted, relToSdd, type SddLayout } from './layout.ts';
-import { RecordMissing, VersionConflict, type RecordStore, type StateCommitter, type Versioned } from './types.ts';
+import { RecordExists, RecordMissing, VersionConflict, type RecordStore, type StateCommitter, type Versioned } from './types.ts';
 
 export interface RecordStoreOptions {
   layout: SddLayout;
@@ -22,11 +24,20 @@ export interface RecordStoreOptions {
   journal?: Omit<JournalOptions, 'layout' | 'log'>;
   /** Tests: runs after a write's journal line is on disk, before the file itself is written. */
   afterJournal?(abs: string): Promise<void> | void;
+  /**
+   * This process is the only writer of `.sdd` (it holds the server lock): compare-and-set needs no file
+   * lock, and a write is acknowledged once its journal line is on disk; the file follows behind
+   * (publisher.ts). Without it every write holds the record's proper-lockfile lock until its file is
+   * replaced, which lets several processes share a tree.
+   */
+  exclusive?: boolean;
 }
 
 /** A RecordStore that also closes its open JSONL handles and checkpoints its journal. */
 export interface ClosableRecordStore extends RecordStore {
   close(): Promise<void>;
+  /** Acknowledged writes whose file is still to be written (owned stores; 0 otherwise). */
+  readonly backlog: number;
 }
 
 // Fast retries: the library default backoff (minTimeout 1000 ms) turns contention into seconds.
@@ -38,22 +49,68 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
   const stale = opts.lockStaleMs ?? 10_000;
   const local = new KeyedMutex();
   const jsonl = createJsonlAppender({ faults });
-  // The journal gets no `faults`: the disk suite injects into the record's temp file (nothing journaled
-  // yet); journal faults come from `opts.journal.faults` in tests of the journal itself.
-  const journal = createJournal({ ...opts.journal, layout, log });
+  // Owned (exclusive): the journal line is the write, so disk trouble is injected there; the publisher
+  // retries a file it could not write. Shared: the journal gets no `faults`, the disk suite injects into
+  // the record's temp file (nothing journaled yet); journal faults come from `opts.journal.faults`.
+  const publisher = opts.exclusive ? createPublisher({ log, faults }) : undefined;
+  const inflight = new Set<Promise<void>>();
+  const journal = createJournal({
+    ...opts.journal, layout, log,
+    ...(publisher ? { faults: opts.journal?.faults ?? faults, owner: { settle: async () => { await Promise.allSettled([...inflight]); await publisher.flush(); } } } : {}),
+  });
 
   // Group commit: the new text goes durably into the journal (one datasync shared by every concurrent
   // writer), then the file is replaced without fsync; checkpoints make the files durable. Only committed
   // paths are journaled: runtime files (batch intents, agent records) are also deleted with a plain rm
   // elsewhere, which a replay would undo, so they keep the fully durable write.
   const journaled = (abs: string) => abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs));
+  const owned = (abs: string) => publisher !== undefined && journaled(abs);
   const via = (abs: string, text: string | null): WriteOptions => {
     if (!journaled(abs)) return {};
     return { durable: false, beforePublish: async () => { await journal.append(relToSdd(layout, abs), text); await opts.afterJournal?.(abs); } };
   };
 
-  const touch = (abs: string, note?: string) => {
-    if (journaled(abs)) committer.touch(abs, note);
+  // Owned writes: acknowledged once the journal lines are on disk; the publisher writes the files behind.
+  const journalOwned = (abs: string, text: string | null) => journalAllOwned([[abs, text]]);
+  const journalAllOwned = async (writes: readonly (readonly [abs: string, text: string | null])[]) => {
+    const done = (async () => {
+      await journal.appendAll(writes.map(([abs, text]) => [relToSdd(layout, abs), text] as const));
+      for (const [abs] of writes) await opts.afterJournal?.(abs);
+      for (const [abs, text] of writes) publisher!.put(abs, text);
+    })();
+    inflight.add(done);
+    try {
+      await done;
+    } finally {
+      inflight.delete(done);
+    }
+    await publisher!.room();
+  };
+
+  // The text of a record as this process last wrote it: a file waiting for the publisher comes first.
+  // Owned records are read synchronously: a few-KiB file in the page cache costs microseconds, where
+  // open/stat/read/close through the thread pool queue behind the journal's and audit's datasyncs.
+  const readText = (abs: string): Promise<string | undefined> => {
+    if (!publisher) return readTextFile(abs);
+    const waiting = publisher.peek(abs);
+    if (waiting !== undefined) return Promise.resolve(waiting ?? undefined);
+    try {
+      return Promise.resolve(readFileSync(abs, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return Promise.resolve(undefined);
+      return Promise.reject(err);
+    }
+  };
+  // Owned: paths being created right now count as present, so two creates of one path cannot both pass.
+  const creating = new Set<string>();
+  const present = (abs: string): boolean => {
+    if (creating.has(abs)) return true;
+    const waiting = publisher!.peek(abs);
+    return waiting !== undefined ? waiting !== null : existsSync(abs);
+  };
+
+  const touch = (abs: string, note: string | undefined, text: string | null) => {
+    if (journaled(abs)) committer.touch(abs, note, text);
   };
 
   // proper-lockfile does not queue inside one process, so the per-path mutex goes first.
@@ -81,62 +138,99 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
       }
     });
 
-  // Journaled writes hold the record lock: one order per path across processes, and a checkpoint can
-  // tell a write in flight (lock held) from a finished one. Other paths keep the per-process mutex.
+  // Shared journaled writes hold the record lock: one order per path across processes, and a checkpoint
+  // can tell a write in flight (lock held) from a finished one. Owned and runtime paths take the mutex.
   const guard = <T>(abs: string, fn: () => Promise<T>, mode: 'existing' | 'any') =>
-    journaled(abs) ? withLock(abs, fn, mode) : local.run(abs, fn);
+    journaled(abs) && !publisher ? withLock(abs, fn, mode) : local.run(abs, fn);
 
+  const replace = (abs: string, text: string) =>
+    owned(abs) ? journalOwned(abs, text) : writeFileAtomic(abs, text, faults, via(abs, text));
+
+  // Compare-and-set: under the record lock in a shared tree (any path), under the mutex when owned.
   const update = <T extends Versioned>(abs: string, mutate: (current: T) => T, o: { expectedVersion?: number; note?: string } = {}) =>
-    withLock(abs, async () => {
-      const current = await readJsonFile<T>(abs);
-      if (current === undefined) throw new RecordMissing(abs);
+    (publisher ? local.run.bind(local) : withLock)(abs, async () => {
+      const before = await readText(abs);
+      if (before === undefined) throw new RecordMissing(abs);
+      const current = JSON.parse(before) as T;
       if (o.expectedVersion !== undefined && current.version !== o.expectedVersion) {
         throw new VersionConflict<T>(abs, o.expectedVersion, current);
       }
       // mutate gets its own copy, so a throw halfway leaves nothing behind.
       const next = { ...mutate(structuredClone(current)), version: current.version + 1 } as T;
       const text = stableStringify(next);
-      await writeFileAtomic(abs, text, faults, via(abs, text));
-      touch(abs, o.note);
+      await replace(abs, text);
+      touch(abs, o.note, text);
       return next;
     });
 
   return {
-    readJson: readJsonFile,
+    async readJson<T>(abs: string) {
+      const text = await readText(abs);
+      return text === undefined ? undefined : (JSON.parse(text) as T);
+    },
+    readText,
     // Under the record lock, so no update of this path can journal between our link and our line;
     // link goes first (it alone decides RecordExists), so a create that fails is never journaled.
     create: <T extends Versioned>(abs: string, value: T, note?: string) =>
       guard(abs, async () => {
         const text = stableStringify(value);
-        await createExclusive(abs, text, faults, via(abs, text));
-        touch(abs, note);
+        if (!owned(abs)) await createExclusive(abs, text, faults, via(abs, text));
+        else if (present(abs)) throw new RecordExists(abs);
+        else {
+          creating.add(abs);
+          try { await journalOwned(abs, text); } finally { creating.delete(abs); }
+        }
+        touch(abs, note, text);
         return value;
       }, 'any'),
     update,
+    // Owned stores only: every file in one journal write, so a failing disk leaves none of them.
+    createAll: publisher && (async <T extends Versioned>(items: readonly { abs: string; value: T; note?: string }[]) => {
+      if (!items.every((i) => owned(i.abs))) throw new Error('createAll: only for committed paths');
+      const taken = items.find((i) => present(i.abs));
+      if (taken) throw new RecordExists(taken.abs);
+      const texts = items.map((i) => stableStringify(i.value));
+      for (const i of items) creating.add(i.abs);
+      try {
+        await journalAllOwned(items.map((i, k) => [i.abs, texts[k]!] as const));
+      } finally {
+        for (const i of items) creating.delete(i.abs);
+      }
+      items.forEach((i, k) => touch(i.abs, i.note, texts[k]!));
+    }),
     writeJson: (abs, value, note) =>
       guard(abs, async () => {
         const text = stableStringify(value);
-        await writeFileAtomic(abs, text, faults, via(abs, text));
-        touch(abs, note);
+        await replace(abs, text);
+        touch(abs, note, text);
       }, 'any'),
     async appendJsonl(abs, value, note) {
       await jsonl.append(abs, value);
-      touch(abs, note);
+      if (journaled(abs)) committer.touch(abs, note);
     },
     readJsonl,
     remove: (abs, note) =>
       guard(abs, async () => {
-        try {
-          await via(abs, null).beforePublish?.();
-          await unlink(abs);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-          throw storageError(err, abs);
+        if (owned(abs)) {
+          if (!present(abs)) return;
+          await journalOwned(abs, null);
+        } else {
+          try {
+            await via(abs, null).beforePublish?.();
+            await unlink(abs);
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+            throw storageError(err, abs);
+          }
         }
-        touch(abs, note);
+        touch(abs, note, null);
       }, 'existing').catch((err) => { if (!(err instanceof RecordMissing)) throw err; }),
+    get backlog() {
+      return publisher?.backlog ?? 0;
+    },
     async close() {
       await jsonl.close();
+      await publisher?.close();
       await journal.close();
     },
   };
@@ -153,12 +247,15 @@ async function exists(abs: string): Promise<boolean> {
 
 /** Parsed JSON of `abs`, or undefined when it does not exist. */
 export async function readJsonFile<T>(abs: string): Promise<T | undefined> {
-  let text: string;
+  const text = await readTextFile(abs);
+  return text === undefined ? undefined : (JSON.parse(text) as T);
+}
+
+async function readTextFile(abs: string): Promise<string | undefined> {
   try {
-    text = await readFile(abs, 'utf8');
+    return await readFile(abs, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  return JSON.parse(text) as T;
 }

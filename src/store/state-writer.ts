@@ -13,11 +13,15 @@ import type { CommitResult } from './types.ts';
 export const STATE_REF = 'refs/sdd/state';
 const ZERO = '0'.repeat(40);
 
-/** One commit's worth of paths (relative to `.sdd`); `known` gives blob ids already written (null = deleted). */
+/**
+ * One commit's worth of paths (relative to `.sdd`); `known` gives blob ids already written, `texts` the
+ * content of paths whose writer said it (null = deleted in both); other paths are read from their files.
+ */
 export interface Batch {
   paths: string[];
   notes: string[];
   known?: ReadonlyMap<string, string | null>;
+  texts?: ReadonlyMap<string, string | null>;
   message?: string;
 }
 
@@ -63,12 +67,14 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
     return { objects, tree };
   };
 
-  // Put every path of the batch into the tree: known ids, else the file's bytes (missing = deleted).
+  // Put every path of the batch into the tree: known ids, known texts, else the file's bytes (missing = deleted).
   const apply = async (o: ObjectStore, t: MemTree, batch: Batch) => {
     for (const rel of batch.paths) {
       const known = batch.known?.get(rel);
+      const text = batch.texts?.get(rel);
       let oid: string | null | undefined = known;
-      if (known === undefined) {
+      if (known === undefined && text !== undefined) oid = text === null ? null : await o.writeBlob(Buffer.from(text, 'utf8'));
+      else if (known === undefined) {
         const data = await readFile(join(layout.sdd, rel)).catch((err: NodeJS.ErrnoException) => {
           if (err.code === 'ENOENT') return null;
           if (err.code === 'EISDIR') return undefined;

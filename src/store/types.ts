@@ -48,8 +48,15 @@ export interface UpdateOptions {
 export interface RecordStore {
   /** Parsed JSON of `abs`, or undefined when the file does not exist. */
   readJson<T>(abs: string): Promise<T | undefined>;
+  /** Text of `abs` as last written (a file still being written behind included), or undefined when absent. */
+  readText(abs: string): Promise<string | undefined>;
   /** Exclusive create (temp + fsync + link/rename, fails with RecordExists). */
   create<T extends Versioned>(abs: string, value: T, note?: string): Promise<T>;
+  /**
+   * Create every file or none: one journal write for all of them (RecordExists, nothing written, when
+   * one exists). Only on a store that owns its tree (the server's); elsewhere create them one by one.
+   */
+  createAll?<T extends Versioned>(items: readonly { abs: string; value: T; note?: string }[]): Promise<void>;
   /**
    * Compare-and-set under the record's lock: read, optionally compare the version, call `mutate`
    * (pure; may throw to abort, nothing is written), write `version + 1` atomically, return the new record.
@@ -73,8 +80,11 @@ export interface CommitResult {
 
 /** Turns dirty files under `.sdd` into commits on refs/sdd/state. */
 export interface StateCommitter {
-  /** Mark a path (absolute, under `.sdd`) changed, with an optional note for the message. */
-  touch(abs: string, note?: string): void;
+  /**
+   * Mark a path (absolute, under `.sdd`) changed, with an optional note for the message. `text` is its
+   * new content (null: deleted) when the caller knows it; without it the commit reads the file.
+   */
+  touch(abs: string, note?: string, text?: string | null): void;
   /** Commit everything dirty now (no-op when clean). Serialised: concurrent calls share one commit. */
   flush(): Promise<CommitResult | null>;
   /** Commit any difference between the files and the ref as one `recover: …` commit. */

@@ -44,10 +44,14 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
     const intent = join(svc.deps.layout.runtime, 'batches', `${svc.deps.ids.next()}.json`);
     await mkdir(join(svc.deps.layout.runtime, 'batches'), { recursive: true });
     await svc.deps.store.writeJson(intent, { tasks });
+    const { createAll } = svc.deps.store;
     try {
-      await persistAll(svc, tasks);
+      if (createAll) await createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, note: `create ${t.id}` })));
+      else await persistAll(svc, tasks);
     } catch (err) {
-      await undoBatch(svc, tasks, intent);
+      // createAll leaves nothing behind; files created one by one are taken back.
+      if (createAll) await rm(intent, { force: true }).catch(() => undefined);
+      else await undoBatch(svc, tasks, intent);
       throw err;
     }
     await rm(intent, { force: true });

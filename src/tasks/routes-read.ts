@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
 import { HttpError, notFound } from '../lib/http-error.ts';
 import { defineRoute, reply, type Route } from '../lib/route.ts';
@@ -83,12 +82,8 @@ export function taskReadRoutes(svc: TaskService): Route[] {
       handler: async (ctx) => {
         const id = assertTaskId(ctx.params.task_id);
         svc.visible(id, actorOf(svc, ctx).tenant);
-        let text: string;
-        try {
-          text = await readFile(svc.deps.layout.gates(id), 'utf8');
-        } catch {
-          throw notFound(`Gate report for task '${id}' not found`);
-        }
+        const text = await svc.deps.store.readText(svc.deps.layout.gates(id)).catch(() => undefined);
+        if (text === undefined) throw notFound(`Gate report for task '${id}' not found`);
         try {
           return JSON.parse(text) as unknown;
         } catch {

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { sddLayout } from '../../src/store/layout.ts';
-import { assertError, boot, sleep, type Api } from './support.ts';
+import { assertError, boot, fileWhen, sleep, type Api } from './support.ts';
 
 // Races and atomicity: exactly one claimer, long polls, all-or-nothing batches.
 let a: Api;
@@ -20,7 +19,8 @@ T('next → exactly one winner of 32 concurrent clients (200), all others 404; r
     assert.equal(tally(codes), { 200: 1, 404: 31 }, `round ${round}`);
     const win = res.find((r) => r.status === 200)!;
     assert.is(win.body.id, t.id);
-    const onDisk = JSON.parse(readFileSync(sddLayout(a.repo.dir).task(t.id), 'utf8'));
+    // The file follows the acknowledgement within milliseconds; it must name the winner, never a loser.
+    const onDisk = await fileWhen<{ status: string; claimed_by_session: string; version: number }>(sddLayout(a.repo.dir).task(t.id), (v) => v.version > 1);
     assert.is(onDisk.status, 'claimed');
     assert.is(onDisk.claimed_by_session, win.body.claimed_by_session, 'the file names the winner');
     assert.is(onDisk.version, 2, 'claimed once');

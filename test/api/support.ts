@@ -1,4 +1,5 @@
 // Shared setup for the HTTP API tests: one real `svc up` per test file over a temp repository.
+import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
@@ -26,6 +27,21 @@ let seq = 0;
 /** A title no other test in the file uses (batch creation deduplicates titles). */
 export const title = (prefix = 'task') => `${prefix} ${++seq}`;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The parsed JSON of `path` once `ready` accepts it. The server acknowledges a write when its journal
+ * line is on disk and writes the file itself right behind (milliseconds): a file read races with that.
+ */
+export async function fileWhen<T>(path: string, ready: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    let v: T | undefined;
+    try { v = JSON.parse(readFileSync(path, 'utf8')) as T; } catch { v = undefined; }
+    if (v !== undefined && ready(v)) return v;
+    if (Date.now() > until) throw new Error(`${path} did not reach the expected content in ${timeoutMs} ms: ${JSON.stringify(v)}`);
+    await sleep(5);
+  }
+}
 
 /** Start `svc up --no-orchestrator` over a new temp repository. */
 export async function boot(opts: { env?: Record<string, string>; before?: (repo: TempRepo) => void } = {}): Promise<Api> {

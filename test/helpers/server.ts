@@ -20,6 +20,11 @@ export interface RunningServer {
   output(): string;
   /** Fetch with the admin token; JSON body when given. */
   api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  /**
+   * Resolves once every acknowledged write is on its file and in refs/sdd/state (the server writes
+   * files right behind the acknowledgement: `svc_store_backlog` at 0 on three polls in a row).
+   */
+  settled(timeoutMs?: number): Promise<void>;
   /** SIGTERM and wait for exit; returns the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   /** SIGKILL and wait. */
@@ -76,8 +81,18 @@ export async function startServer(repo: string, opts: { args?: string[]; env?: R
     try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
     return { status: res.status, body: parsed, headers: res.headers };
   };
+  const settled = async (timeoutMs = 15_000) => {
+    const until = Date.now() + timeoutMs;
+    for (let quiet = 0; quiet < 3;) {
+      if (Date.now() > until) throw new Error(`svc did not settle within ${timeoutMs} ms:\n${out.slice(-2000)}`);
+      const text = (await api('GET', '/metrics')).body as string;
+      const backlog = [...String(text).matchAll(/^svc_store_backlog\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+      quiet = backlog === 0 ? quiet + 1 : 0;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
   return {
-    url, port, pid: child.pid!, token, child, api, output: () => out,
+    url, port, pid: child.pid!, token, child, api, settled, output: () => out,
     stop: async (signal = 'SIGTERM') => { child.kill(signal); return exited; },
     kill: async () => { child.kill('SIGKILL'); await exited; },
   };

@@ -34,6 +34,7 @@ test('a full disk answers every write with 503 naming ENOSPC, reads still work, 
   const open = (await s.api('POST', '/tasks', { title: 'before the disk filled', role: 'disk' })).body;
   const busy = (await s.api('POST', '/tasks', { title: 'claimed before the disk filled', role: 'disk' })).body;
   await s.api('POST', `/tasks/${busy.id}/claim`);
+  await s.settled();
   const before = readTaskFiles(repo.dir).tasks;
   full();
   const writes: [string, string, unknown?][] = [
@@ -98,6 +99,7 @@ test('intermittent write failures leave no half-written task, batch or answer', 
     for (const t of r.status < 300 ? [r.body, ...(r.body.created ?? []), ...(r.body.claimed ?? [])] : []) if (t?.id) acked.set(t.id, Math.max(acked.get(t.id) ?? 0, t.version));
   }
   clear();
+  await s.settled(); // files refused by the disk are retried from memory (the journal holds them)
   await checkWhole(acked, batches, 'after the trouble');
   await s.stop();
   s = await start();

@@ -139,4 +139,21 @@ committer('from a linked worktree the ref lands in the main repository', async (
   }
 });
 
+committer('a text given with touch is committed as is, a later touch without one reads the file', async () => {
+  const { layout, c } = setup();
+  const abs = layout.task('t0009');
+  mkdirSync(join(abs, '..'), { recursive: true });
+  writeFileSync(abs, 'stale file\n');
+  c.touch(abs, 'update t0009', 'written behind\n');
+  await c.flush();
+  assert.is(repo.git('show', `refs/sdd/state:.sdd/tasks/${'t0009'.slice(-2)}/t0009.json`), 'written behind', 'the text, not the stale file');
+  c.touch(abs, 'update t0009', 'newer\n');
+  c.touch(abs, 'hand edit');
+  await c.flush();
+  assert.is(repo.git('show', `refs/sdd/state:.sdd/tasks/${'t0009'.slice(-2)}/t0009.json`), 'stale file');
+  c.touch(abs, 'remove t0009', null);
+  await c.flush();
+  assert.not.ok(tree().some((p) => p.endsWith('t0009.json')), 'a null text deletes');
+});
+
 committer.run();

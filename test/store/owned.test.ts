@@ -1,0 +1,166 @@
+// The store a server uses (exclusive: it holds the server lock): compare-and-set under the in-process
+// mutex, acknowledged once the journal line is on disk, files written behind.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { silentLogger } from '../../src/lib/log.ts';
+import { errnoError } from '../../src/store/io.ts';
+import { journalPaths, replayJournal } from '../../src/store/journal.ts';
+import { sddLayout } from '../../src/store/layout.ts';
+import { createRecordStore, type RecordStoreOptions } from '../../src/store/records.ts';
+import { RecordExists, StorageUnavailable, VersionConflict } from '../../src/store/types.ts';
+import { makeTempDir } from '../helpers/repo.ts';
+
+type Counter = { version: number; counter: number };
+const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/store');
+const run = promisify(execFile);
+const log = silentLogger();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const owned = suite('store owned by one server');
+let tmp: ReturnType<typeof makeTempDir>;
+owned.before.each(() => { tmp = makeTempDir('svc-owned-'); });
+owned.after.each(() => tmp.cleanup());
+
+// `blockFiles` refuses record files (not the journal): acknowledged writes wait in memory.
+const open = (extra: Partial<RecordStoreOptions> = {}) => {
+  const layout = sddLayout(tmp.dir);
+  const touched: { rel: string; text: string | null | undefined }[] = [];
+  const state = { blockFiles: false, fullJournal: false };
+  const faults = {
+    beforeWrite: (p: string) => {
+      if (p.endsWith('journal.jsonl') ? state.fullJournal : state.blockFiles) throw errnoError('ENOSPC', p);
+    },
+  };
+  const store = createRecordStore({
+    layout, log, exclusive: true, faults, journal: { syncFs: async () => undefined },
+    committer: { touch: (abs, _note, text) => touched.push({ rel: abs.slice(layout.sdd.length + 1), text }) },
+    ...extra,
+  });
+  return { layout, store, touched, state, paths: journalPaths(layout) };
+};
+const fileOf = (abs: string) => (existsSync(abs) ? JSON.parse(readFileSync(abs, 'utf8')) : undefined);
+const journalFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => /^journal\..*jsonl$/.test(n)) : []);
+
+owned('32 concurrent updates expecting the same version: exactly one wins, the others conflict', async () => {
+  const { layout, store } = open();
+  for (let round = 0; round < 10; round++) {
+    const abs = layout.task(`r${String(round).padStart(3, '0')}`);
+    await store.create<Counter>(abs, { version: 1, counter: 0 });
+    const results = await Promise.allSettled(Array.from({ length: 32 }, (_, i) =>
+      store.update<Counter>(abs, (t) => ({ ...t, counter: i + 1 }), { expectedVersion: 1 })));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    assert.is(won.length, 1, `round ${round}: one winner`);
+    assert.ok(results.every((r) => r.status === 'fulfilled' || r.reason instanceof VersionConflict));
+    assert.equal(await store.readJson(abs), (won[0] as PromiseFulfilledResult<Counter>).value);
+  }
+  await store.close();
+});
+
+owned('an acknowledged write is read back and committed from memory before its file is written; the file follows', async () => {
+  const { layout, store } = open();
+  const abs = layout.task('t01');
+  await store.create<Counter>(abs, { version: 1, counter: 0 });
+  await store.close(); // file on disk
+  const again = open();
+  again.state.blockFiles = true;
+  const next = await again.store.update<Counter>(abs, (t) => ({ ...t, counter: 5 }));
+  assert.equal(next, { version: 2, counter: 5 });
+  assert.equal(fileOf(abs), { version: 1, counter: 0 }, 'the file is behind');
+  assert.equal(await again.store.readJson(abs), next, 'reads see the acknowledged write');
+  assert.equal(JSON.parse(again.touched.at(-1)!.text!), next, 'the committer got the text, not the stale file');
+  assert.is(again.store.backlog, 1);
+  // A second update builds on the acknowledged value, not on the file.
+  assert.equal(await again.store.update<Counter>(abs, (t) => ({ ...t, counter: t.counter + 1 })), { version: 3, counter: 6 });
+  again.state.blockFiles = false;
+  const until = Date.now() + 5000;
+  while (again.store.backlog && Date.now() < until) await sleep(20);
+  assert.equal(fileOf(abs), { version: 3, counter: 6 });
+  await again.store.close();
+});
+
+owned('create, remove and exists rules hold for waiting files too', async () => {
+  const { layout, store, state } = open();
+  state.blockFiles = true;
+  const abs = layout.task('t02');
+  await store.create<Counter>(abs, { version: 1, counter: 0 });
+  const dup = await store.create<Counter>(abs, { version: 1, counter: 9 }).catch((e: unknown) => e);
+  assert.instance(dup, RecordExists, 'a waiting create counts as existing');
+  await store.remove(abs);
+  assert.is(await store.readJson(abs), undefined, 'a waiting delete reads as absent');
+  await store.create<Counter>(abs, { version: 1, counter: 3 });
+  state.blockFiles = false;
+  await store.close();
+  assert.equal(fileOf(abs), { version: 1, counter: 3 });
+});
+
+owned('createAll journals every file in one write: a full disk leaves none, and none waits', async () => {
+  const { layout, store, state } = open();
+  const items = Array.from({ length: 20 }, (_, i) => ({ abs: layout.task(`b${String(i).padStart(3, '0')}`), value: { version: 1, counter: i } }));
+  state.fullJournal = true;
+  const err = await store.createAll!(items).catch((e: unknown) => e);
+  assert.instance(err, StorageUnavailable);
+  state.fullJournal = false;
+  for (const i of items) assert.is(await store.readJson(i.abs), undefined, 'nothing of a refused batch');
+  assert.is(store.backlog, 0);
+  await store.createAll!(items);
+  const exists = await store.createAll!(items.slice(0, 1)).catch((e: unknown) => e);
+  assert.instance(exists, RecordExists);
+  await store.close();
+  for (const i of items) assert.equal(fileOf(i.abs), i.value);
+});
+
+owned('a checkpoint drops the journal only once every file is written', async () => {
+  const { layout, store, state, paths } = open({ journal: { intervalMs: 30, syncFs: async () => undefined } });
+  state.blockFiles = true;
+  await store.create<Counter>(layout.task('t03'), { version: 1, counter: 0 });
+  await sleep(300);
+  assert.ok(journalFiles(paths.dir).length >= 1, 'journal kept while the file is not written');
+  state.blockFiles = false;
+  await sleep(2500); // the publisher's retry backoff, then the next checkpoint
+  assert.equal(fileOf(layout.task('t03')), { version: 1, counter: 0 });
+  assert.equal(journalFiles(paths.dir), [], 'journal dropped after the files were written');
+  await store.close();
+});
+
+owned('SIGKILL with acknowledged writes still waiting for their files: replay restores every one', async () => {
+  const layout = sddLayout(tmp.dir);
+  const child = join(tmp.dir, 'child.mts');
+  writeFileSync(child, `
+    import { silentLogger } from '${src}/../lib/log.ts';
+    import { errnoError } from '${src}/io.ts';
+    import { sddLayout } from '${src}/layout.ts';
+    import { createRecordStore } from '${src}/records.ts';
+    const layout = sddLayout(${JSON.stringify(tmp.dir)});
+    let block = false;
+    const store = createRecordStore({ layout, log: silentLogger(), committer: { touch() {} }, exclusive: true,
+      faults: { beforeWrite: (p) => { if (block && !p.endsWith('journal.jsonl')) throw errnoError('EIO', p); } } });
+    for (let i = 0; i < 20; i++) await store.create(layout.task('k' + String(i).padStart(3, '0')), { version: 1, counter: 0 });
+    await store.close();
+    const again = createRecordStore({ layout, log: silentLogger(), committer: { touch() {} }, exclusive: true,
+      faults: { beforeWrite: (p) => { if (block && !p.endsWith('journal.jsonl')) throw errnoError('EIO', p); } } });
+    block = true;
+    await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+      for (let n = 1; n <= 5; n++) {
+        const t = await again.update(layout.task('k' + String(i).padStart(3, '0')), (c) => ({ ...c, counter: n }));
+        process.stdout.write(JSON.stringify({ i, version: t.version }) + '\\n');
+      }
+    }));
+    process.kill(process.pid, 'SIGKILL');
+  `);
+  const out = await run(process.execPath, ['--import', 'tsx', child], { timeout: 30_000 }).catch((err: { signal?: string; stdout: string }) => err);
+  assert.is((out as { signal?: string }).signal, 'SIGKILL', JSON.stringify(out).slice(0, 2000));
+  const acked = (out as { stdout: string }).stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { i: number; version: number });
+  assert.is(acked.length, 100);
+  const name = (i: number) => layout.task('k' + String(i).padStart(3, '0'));
+  assert.ok(acked.some((a) => fileOf(name(a.i)).version < a.version), 'files were behind the acknowledgements');
+  await replayJournal(layout, log, async () => undefined);
+  for (const a of acked) assert.ok(fileOf(name(a.i)).version >= a.version, `k${a.i} v${a.version} restored`);
+  for (let i = 0; i < 20; i++) assert.equal(fileOf(name(i)), { version: 6, counter: 5 });
+});
+
+owned.run();
