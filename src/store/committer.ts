@@ -20,6 +20,9 @@ export interface CommitterOptions {
 
 // Notes kept for one message; later ones are dropped (a long-stuck disk must not grow memory).
 const MAX_KEPT_NOTES = 1000;
+// Every commit is a small packfile (fast-import): combine them geometrically this often, so the
+// number of packs stays logarithmic and the occasional full gc has little to do.
+const REPACK_EVERY_COMMITS = 32;
 
 /** The group committer of `.sdd` into refs/sdd/state. Creating it does no IO; call `recover()` then `start()`. */
 export function createCommitter(opts: CommitterOptions): StateCommitter {
@@ -45,7 +48,10 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
 
   const runBatch = async (batch: Batch): Promise<CommitResult | null> => {
     const result = await writer.commit(batch);
-    if (result && gcEveryCommits > 0 && ++commits % gcEveryCommits === 0 && !gc) {
+    if (result) commits++;
+    // In the commit queue: the in-memory tree must not read a pack that repack is deleting.
+    if (result && commits % REPACK_EVERY_COMMITS === 0) void enqueue(() => repack(git, log).finally(() => writer.resetCache()));
+    if (result && gcEveryCommits > 0 && commits % gcEveryCommits === 0 && !gc) {
       gc = runGc(git, log).finally(() => {
         writer.resetCache();
         gc = null;
@@ -140,6 +146,14 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
       return dirty.size;
     },
   };
+}
+
+async function repack(git: Git, log: Logger): Promise<void> {
+  try {
+    await git.run(['repack', '--geometric=2', '-d', '-q']);
+  } catch (err) {
+    log.warn('git repack --geometric failed', { err: (err as Error).message });
+  }
 }
 
 // Respect the user's gc.auto (our git wrapper forces 0 for every other command); default as git's.

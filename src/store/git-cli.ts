@@ -12,7 +12,7 @@ export interface GitRunOptions {
   /** Extra environment variables. */
   env?: Record<string, string>;
   /** Data written to stdin. */
-  input?: string;
+  input?: string | Uint8Array;
   /** Resolve with a non-zero exit instead of throwing (for commands whose exit code is an answer). */
   allowFail?: boolean;
   /** Milliseconds before the command is killed (default 120 s). */

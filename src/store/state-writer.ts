@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Git } from './git-cli.ts';
-import { commonGitDir, createObjectStore, type ObjectStore } from './git-objects.ts';
+import { blobId, commonGitDir, createObjectStore, type ObjectStore } from './git-objects.ts';
 import type { SddLayout } from './layout.ts';
 import { commitMessage } from './message.ts';
 import { MemTree } from './tree.ts';
@@ -46,12 +46,19 @@ export interface StateWriterOptions {
   maxCasRetries?: number;
 }
 
-/** A StateWriter; it loads lazily, so creating one does no IO. */
+/** One path of a commit: new bytes, a blob that exists already, or a delete. */
+type Change = { path: string; data: Uint8Array } | { path: string; oid: string } | { path: string; deleted: true };
+
+/**
+ * A StateWriter; it loads lazily, so creating one does no IO. The in-memory tree (blob ids only) says
+ * which paths really changed; `git fast-import` writes the blobs, trees and commit as one packfile
+ * (fsynced), a few files per commit however many paths changed, where loose objects cost several
+ * file creations and renames per path; then the ref moves with `update-ref new old`.
+ */
 export function createStateWriter(opts: StateWriterOptions): StateWriter {
   const { layout, git, log, clock } = opts;
   let objects: ObjectStore | null = null;
   let head: string | null = null;
-  let headTree: string | null = null;
   let tree: MemTree | null = null;
 
   const readRef = async () => {
@@ -59,55 +66,55 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
     return r.code === 0 ? r.stdout.trim() : null;
   };
   // Base the in-memory tree on the ref's current commit (at start, and after losing a CAS).
-  const reload = async (): Promise<{ objects: ObjectStore; tree: MemTree }> => {
+  const reload = async (): Promise<MemTree> => {
     objects ??= createObjectStore(await commonGitDir(git));
     head = await readRef();
-    headTree = head ? await objects.commitTree(head) : null;
-    tree = new MemTree(objects, headTree);
-    return { objects, tree };
+    tree = new MemTree(objects, head ? await objects.commitTree(head) : null);
+    return tree;
   };
 
-  // Put every path of the batch into the tree: known ids, known texts, else the file's bytes (missing = deleted).
-  const apply = async (o: ObjectStore, t: MemTree, batch: Batch) => {
+  // Apply every path of the batch to the tree; the changes that differ from it. Known ids, known texts, else the file's bytes (missing = deleted).
+  const apply = async (t: MemTree, batch: Batch): Promise<Change[]> => {
+    const out: Change[] = [];
     for (const rel of batch.paths) {
+      const path = `.sdd/${rel}`;
       const known = batch.known?.get(rel);
       const text = batch.texts?.get(rel);
-      let oid: string | null | undefined = known;
-      if (known === undefined && text !== undefined) oid = text === null ? null : await o.writeBlob(Buffer.from(text, 'utf8'));
+      let data: Uint8Array | null | undefined;
+      if (known === undefined && text !== undefined) data = text === null ? null : Buffer.from(text, 'utf8');
       else if (known === undefined) {
-        const data = await readFile(join(layout.sdd, rel)).catch((err: NodeJS.ErrnoException) => {
+        data = await readFile(join(layout.sdd, rel)).catch((err: NodeJS.ErrnoException) => {
           if (err.code === 'ENOENT') return null;
           if (err.code === 'EISDIR') return undefined;
           throw err;
         });
         if (data === undefined) continue;
-        oid = data ? await o.writeBlob(data) : null;
       }
-      if (oid) await t.set(`.sdd/${rel}`, oid);
-      else await t.remove(`.sdd/${rel}`);
+      if (known === null || (known === undefined && data === null)) {
+        if (await t.remove(path)) out.push({ path, deleted: true });
+      } else if (known !== undefined) {
+        if (await t.set(path, known)) out.push({ path, oid: known });
+      } else if (await t.set(path, blobId(data!))) out.push({ path, data: data! });
     }
+    return out;
   };
 
   const commit = async (batch: Batch): Promise<CommitResult | null> => {
     const max = opts.maxCasRetries ?? 5;
-    let state = objects && tree ? { objects, tree } : await reload();
+    let t = tree ?? (await reload());
     for (let attempt = 0; ; attempt++) {
-      await apply(state.objects, state.tree, batch);
-      const treeOid = await state.tree.write();
-      if (treeOid === headTree) return null;
+      const changes = await apply(t, batch);
+      if (!changes.length) return null;
       const message = batch.message ?? commitMessage(batch.notes, batch.paths.length);
-      const parents = head ? [head] : [];
-      const oid = await state.objects.writeCommit({ tree: treeOid, parents, message: message + '\n', timestampMs: clock.now() });
-      await state.objects.syncObjects();
+      const oid = await importCommit(git, { parent: head, message, timestampMs: clock.now(), changes });
       const moved = await git.mutate(['update-ref', '-m', message, STATE_REF, oid, head ?? ZERO], { allowFail: true });
       if (moved.code === 0) {
         head = oid;
-        headTree = treeOid;
         return { oid, message, paths: batch.paths.length };
       }
       if (attempt >= max) throw new Error(`${STATE_REF} update failed after ${attempt + 1} attempts: ${moved.stderr.trim()}`);
       log.warn(`${STATE_REF} moved under the committer; committing again on top`, { expected: head, attempt: attempt + 1 });
-      state = await reload();
+      t = await reload();
     }
   };
 
@@ -130,4 +137,41 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
     writeBlobs,
     resetCache: () => objects?.resetCache(),
   };
+}
+
+// A scratch ref fast-import commits to and deletes again in the same run (it never reaches disk):
+// the commit's id comes back through `get-mark`, and the real ref moves by CAS afterwards.
+const SCRATCH_REF = 'refs/sdd/import-scratch';
+
+/** Write one commit (blobs, trees, commit: one fsynced packfile) with `git fast-import`; its id. */
+async function importCommit(git: Git, c: { parent: string | null; message: string; timestampMs: number; changes: Change[] }): Promise<string> {
+  const parts: (string | Uint8Array)[] = [];
+  const data = (bytes: string | Uint8Array) => {
+    parts.push(`data ${typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength}\n`, bytes, '\n');
+  };
+  parts.push(`feature done\ncommit ${SCRATCH_REF}\nmark :1\ncommitter svc <svc@localhost> ${Math.floor(c.timestampMs / 1000)} +0000\n`);
+  data(c.message + '\n');
+  if (c.parent) parts.push(`from ${c.parent}\n`);
+  for (const ch of c.changes) {
+    const path = quotePath(ch.path);
+    if ('deleted' in ch) parts.push(`D ${path}\n`);
+    else if ('oid' in ch) parts.push(`M 100644 ${ch.oid} ${path}\n`);
+    else {
+      parts.push(`M 100644 inline ${path}\n`);
+      data(ch.data);
+    }
+  }
+  parts.push(`\nget-mark :1\nreset ${SCRATCH_REF}\nfrom ${ZERO}\n\ndone\n`);
+  const input = Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)));
+  // unpackLimit=0: always one pack (the default unpacks small imports into loose objects); pack and
+  // index are fsynced before fast-import renames them into place.
+  const r = await git.mutate(['-c', 'fastimport.unpackLimit=0', '-c', 'core.fsync=pack,pack-metadata', 'fast-import', '--quiet', '--done'], { input });
+  const oid = r.stdout.trim();
+  if (!/^[0-9a-f]{40}$/.test(oid)) throw new Error(`git fast-import gave no commit id: ${r.stdout.slice(0, 200)} ${r.stderr.slice(0, 500)}`);
+  return oid;
+}
+
+// fast-import paths: C-style quoted when they hold a quote, backslash, newline or start with a quote.
+function quotePath(p: string): string {
+  return /["\\\n]/.test(p) ? JSON.stringify(p) : p;
 }

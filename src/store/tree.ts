@@ -1,17 +1,14 @@
 import type { ObjectStore, TreeEntry } from './git-objects.ts';
 
-// A folder of the state tree in memory: `oid` is null while it has unwritten changes, `entries`
-// null until first needed (most of a 100k tree is never loaded).
+// A folder of the state tree in memory: `oid` is null once it changed (fast-import writes the new
+// trees), `entries` null until first needed (most of a 100k tree is never loaded).
 interface Dir {
   oid: string | null;
   entries: Map<string, Node> | null;
 }
 type Node = { kind: 'file'; mode: string; type: TreeEntry['type']; oid: string } | { kind: 'dir'; dir: Dir };
 
-/** The id of git's empty tree. */
-export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
-
-/** The state tree between commits: loads folders on demand, rewrites only the folders on changed paths. */
+/** The blob ids of the state tree between commits: loads folders on demand; says which writes change it. */
 export class MemTree {
   private root: Dir;
 
@@ -44,14 +41,6 @@ export class MemTree {
     return true;
   }
 
-  /** Write every changed folder bottom-up and return the root tree id. */
-  async write(): Promise<string> {
-    const oid = await this.writeDir(this.root);
-    // A commit may point at the empty tree only if the object exists.
-    if (oid === EMPTY_TREE) await this.objects.writeTree([]);
-    return oid;
-  }
-
   // The folders from the root down to `parts`, loading each; `create` adds missing ones.
   private async walk(parts: string[], create: boolean): Promise<Dir[]> {
     let dir = this.root;
@@ -78,22 +67,5 @@ export class MemTree {
       entries.set(e.path, e.type === 'tree' ? { kind: 'dir', dir: { oid: e.oid, entries: null } } : { kind: 'file', mode: e.mode, type: e.type, oid: e.oid });
     }
     dir.entries = entries;
-  }
-
-  private async writeDir(dir: Dir): Promise<string> {
-    if (dir.oid) return dir.oid;
-    const out: TreeEntry[] = [];
-    for (const [name, node] of dir.entries!) {
-      if (node.kind === 'file') {
-        out.push({ mode: node.mode, path: name, oid: node.oid, type: node.type });
-        continue;
-      }
-      const oid = await this.writeDir(node.dir);
-      // git has no empty folders: a folder whose last file went away disappears.
-      if (oid === EMPTY_TREE) dir.entries!.delete(name);
-      else out.push({ mode: '040000', path: name, oid, type: 'tree' });
-    }
-    dir.oid = out.length ? await this.objects.writeTree(out) : EMPTY_TREE;
-    return dir.oid;
   }
 }
