@@ -69,8 +69,7 @@ async function svcLoop(server: SvcServer, role: string, w: number, cap: number):
 /** Seconds until the writes acknowledged by the loop are all on their files and in refs/sdd/state. */
 async function settleSeconds(server: SvcServer): Promise<number> {
   const t0 = Date.now();
-  await waitSettled(server);
-  return (Date.now() - t0) / 1000;
+  return (await waitSettled(server) - t0) / 1000;
 }
 
 /**
