@@ -156,4 +156,20 @@ committer('a text given with touch is committed as is, a later touch without one
   assert.not.ok(tree().some((p) => p.endsWith('t0009.json')), 'a null text deletes');
 });
 
+committer('a commit is one packfile: no loose objects, and the pack count stays small after many commits', async () => {
+  const { layout, c, store } = setup();
+  const loose = () => Number(/^count: (\d+)/m.exec(repo.git('count-objects', '-v'))![1]);
+  const packs = () => Number(/^packs: (\d+)/m.exec(repo.git('count-objects', '-v'))![1]);
+  const before = loose();
+  for (let i = 0; i < 40; i++) {
+    await store.create(layout.task(`p${String(i).padStart(4, '0')}`), task(`p${i}`), `create p${i}`);
+    await c.flush();
+  }
+  await c.stop(); // waits for the repack queued behind the commits
+  assert.ok(loose() <= before, 'no loose object written');
+  assert.ok(packs() < 40, `${packs()} packs after 40 commits (geometric repack)`);
+  assert.is(tree().filter((p) => p.includes('/tasks/')).length, 40);
+  assert.is(repo.git('fsck', '--strict', '--no-dangling').trim(), '');
+});
+
 committer.run();
