@@ -63,7 +63,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth') });
   const metrics = createMetrics();
   metrics.gauge('svc_tasks', 'Tasks by status', 'status', () => tasks.board.counts() as unknown as Record<string, number>);
-  metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files) or in refs/sdd/state (state_paths)', 'kind', () => ({ files: store.backlog, state_paths: committer.pending }));
+  metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files), in refs/sdd/state (state_paths), or checkpointed out of the journal (journal_bytes)', 'kind',
+    () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));
   const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks)];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({

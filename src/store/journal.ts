@@ -19,6 +19,8 @@ export interface Journal {
   checkpoint(): Promise<void>;
   /** Stop the timer, checkpoint a last time, close the handle. */
   close(): Promise<void>;
+  /** Bytes appended by this process that no finished checkpoint covers yet. */
+  readonly pendingBytes: number;
 }
 
 type SyncIo = Pick<FileHandle, 'write' | 'datasync' | 'truncate'>;
@@ -60,6 +62,8 @@ export function createJournal(o: JournalOptions): Journal {
   const syncFs = o.syncFs ?? syncfs;
   let handle: Promise<{ fh: FileHandle; ino: number; writer: GroupWriter }> | undefined;
   let bytes = 0;
+  let appended = 0;
+  let covered = 0;
   let dirty = false;
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -101,6 +105,7 @@ export function createJournal(o: JournalOptions): Journal {
       }
       dirty = true;
       bytes += line.length;
+      appended += line.length;
       if (o.owner) break; // only our own checkpoints rotate, and they drain this handle first
       // Renamed by a checkpoint (ours or another process's) meanwhile: the line may sit in a rotated
       // file that checkpoint has read already and will delete, so it goes into the fresh journal too.
@@ -125,6 +130,7 @@ export function createJournal(o: JournalOptions): Journal {
     if (!release) return; // another process is checkpointing; the next tick tries again
     dirty = false;
     bytes = 0;
+    const mark = appended;
     try {
       await rotate(paths);
       if (o.owner) await settleOwned(o.owner);
@@ -132,6 +138,7 @@ export function createJournal(o: JournalOptions): Journal {
         if (handle) retire(handle);
         await settle(o.layout, syncFs);
       }
+      covered = Math.max(covered, mark);
     } catch (err) {
       dirty = true;
       throw err;
@@ -157,6 +164,9 @@ export function createJournal(o: JournalOptions): Journal {
   const checkpoint = (wait = false): Promise<void> => (running ??= doCheckpoint(wait).finally(() => { running = undefined; }));
 
   return {
+    get pendingBytes() {
+      return appended - covered;
+    },
     append: (rel, text) => appendAll([[rel, text]]),
     appendAll,
     checkpoint: () => checkpoint(true),

@@ -38,6 +38,8 @@ export interface ClosableRecordStore extends RecordStore {
   close(): Promise<void>;
   /** Acknowledged writes whose file is still to be written (owned stores; 0 otherwise). */
   readonly backlog: number;
+  /** Journal bytes no checkpoint has made durable in their files yet. */
+  readonly journalBytes: number;
 }
 
 // Fast retries: the library default backoff (minTimeout 1000 ms) turns contention into seconds.
@@ -227,6 +229,9 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
       }, 'existing').catch((err) => { if (!(err instanceof RecordMissing)) throw err; }),
     get backlog() {
       return publisher?.backlog ?? 0;
+    },
+    get journalBytes() {
+      return journal.pendingBytes;
     },
     async close() {
       await jsonl.close();

@@ -22,7 +22,8 @@ export interface RunningServer {
   api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   /**
    * Resolves once every acknowledged write is on its file and in refs/sdd/state (the server writes
-   * files right behind the acknowledgement: `svc_store_backlog` at 0 on three polls in a row).
+   * files right behind the acknowledgement: `svc_store_backlog` files and state_paths at 0 on three
+   * polls in a row; the journal checkpoint is not waited for).
    */
   settled(timeoutMs?: number): Promise<void>;
   /** SIGTERM and wait for exit; returns the exit code. */
@@ -86,7 +87,7 @@ export async function startServer(repo: string, opts: { args?: string[]; env?: R
     for (let quiet = 0; quiet < 3;) {
       if (Date.now() > until) throw new Error(`svc did not settle within ${timeoutMs} ms:\n${out.slice(-2000)}`);
       const text = (await api('GET', '/metrics')).body as string;
-      const backlog = [...String(text).matchAll(/^svc_store_backlog\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+      const backlog = [...String(text).matchAll(/^svc_store_backlog\{kind="(?:files|state_paths)"\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
       quiet = backlog === 0 ? quiet + 1 : 0;
       await new Promise((r) => setTimeout(r, 50));
     }
