@@ -99,18 +99,22 @@ export async function seedTasks(server: SvcServer, n: number, role: string, chun
 }
 
 /**
- * Wait until the server has every acknowledged write on its file and in refs/sdd/state (the
- * `svc_store_backlog` gauges at 0 on three polls in a row), so a measured loop does not pay for the seed.
- * Returns when (epoch ms) the backlog was first seen at 0 in that final streak.
+ * Wait until the server has every acknowledged write on its file, in refs/sdd/state and checkpointed
+ * out of its journal (the `svc_store_backlog` gauges at 0 on three polls in a row), so a measured loop
+ * does not pay for the seed.
+ * `journal: false` leaves out the journal checkpoint (a timer, every 2 s). Returns when (epoch ms) the
+ * backlog was first seen at 0 in that final streak.
  */
-export async function waitSettled(server: SvcServer, timeoutMs = 300_000): Promise<number> {
+export async function waitSettled(server: SvcServer, o: { journal?: boolean; timeoutMs?: number } = {}): Promise<number> {
+  const timeoutMs = o.timeoutMs ?? 300_000;
+  const kinds = o.journal === false ? /^svc_store_backlog\{kind="(?:files|state_paths)"\} (\d+)/gm : /^svc_store_backlog\{[^}]*\} (\d+)/gm;
   const until = Date.now() + timeoutMs;
   let quiet = 0;
   let since = Date.now();
   while (quiet < 3) {
     if (Date.now() > until) throw new Error(`svc did not settle within ${timeoutMs} ms`);
     const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.token}` } })).text();
-    const backlog = [...text.matchAll(/^svc_store_backlog\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    const backlog = [...text.matchAll(kinds)].reduce((sum, m) => sum + Number(m[1]), 0);
     if (backlog !== 0) quiet = 0;
     else if (quiet++ === 0) since = Date.now();
     await new Promise((r) => setTimeout(r, quiet ? 100 : 20));
