@@ -67,8 +67,10 @@ export function taskWriteRoutes(svc: TaskService): Route[] {
       params: S.RoleParams, query: S.NextQuery,
       responses: { ...TASK, 404: E('No open tasks for the role'), 503: E('Draining') },
       handler: (ctx) => {
+        // Only a long poll listens for the client going away (an AbortSignal per request costs a DOMException).
+        if (!ctx.query.wait_s) return claimNext(svc, ctx.params.role, ctx.query, actorOf(svc, ctx));
         const abort = new AbortController();
-        ctx.res.on('close', () => abort.abort());
+        ctx.res.on('close', () => { if (!ctx.res.writableFinished) abort.abort(); });
         return claimNext(svc, ctx.params.role, ctx.query, actorOf(svc, ctx), abort.signal);
       },
     }),
