@@ -70,7 +70,11 @@ export async function claimOne(svc: TaskService, id: string, opts: { claimed_by_
   }
 }
 
-/** Claim every listed task or none: `failed` names each refusal, and claims already made are released again. */
+/**
+ * Claim every listed task or none: `failed` names each refusal of a task (404, 409), and claims already
+ * made are released again. Trouble that is the server's (a failing disk) is not a refusal: the claims
+ * made are released (retried, the same disk may refuse the release too) and the error answers (503).
+ */
 export async function claimBatch(svc: TaskService, ids: string[], opts: { agent_id?: string; claimed_by_session?: string }, who: Actor): Promise<{ claimed: Task[]; failed: { task_id: string; reason: string }[] }> {
   svc.assertAccepting();
   const unique = [...new Set(ids)];
@@ -82,19 +86,37 @@ export async function claimBatch(svc: TaskService, ids: string[], opts: { agent_
   }
   if (failed.length) return { claimed: [], failed };
   const claimed: Task[] = [];
+  let trouble: unknown;
   for (const id of unique) {
     try {
       claimed.push(await claimOne(svc, id, opts, who));
     } catch (err) {
-      failed.push({ task_id: id, reason: (err as Error).message });
+      if (err instanceof HttpError && err.status < 500) failed.push({ task_id: id, reason: err.message });
+      else trouble = err;
       break;
     }
   }
-  if (!failed.length) return { claimed, failed };
-  for (const t of claimed.reverse()) {
-    await svc.apply(t.id, 'release', { reason: 'claim-batch rolled back' }, who).catch((e) => svc.deps.log.error(`claim-batch rollback of ${t.id} failed`, e));
-  }
+  if (!failed.length && trouble === undefined) return { claimed, failed };
+  for (const t of claimed.reverse()) await rollBack(svc, t.id, who);
+  if (trouble !== undefined) throw trouble;
   return { claimed: [], failed };
+}
+
+// Release a claim of a batch that did not go through; a few tries, as the disk that failed the batch
+// may refuse the first release too. A claim left (the disk stays full) is logged, and stale-claim rules apply.
+async function rollBack(svc: TaskService, id: string, who: Actor, tries = 10): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      await svc.apply(id, 'release', { reason: 'claim-batch rolled back' }, who);
+      return;
+    } catch (err) {
+      if (i >= tries || (err instanceof HttpError && err.status < 500)) {
+        svc.deps.log.error(`claim-batch rollback of ${id} failed`, err);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 5 * 2 ** Math.min(i, 5)));
+    }
+  }
 }
 
 // Resolve when a task of this role becomes claimable in the tenant, or after `ms`.
