@@ -91,8 +91,24 @@ export async function writeSecretFile(path: string, text: string): Promise<void>
   await rename(tmp, path).catch(async (e) => { await rm(tmp, { force: true }); throw e; });
 }
 
-// Read-modify-write of tokens.json under its lock, so two CLIs never lose each other's token.
-async function updateTokenFile<T>(layout: SddLayout, change: (f: TokenFile) => T): Promise<T> {
+/** How long a task-scoped agent token stays listed after it was revoked or expired (then pruned). */
+export const TASK_TOKEN_KEEP_MS = 86_400_000;
+
+/**
+ * The records worth keeping at `now`: an agent session's task-scoped token is dropped a day after it
+ * ended (one is issued per run, so they would pile up); every other token stays until deleted by hand.
+ */
+export function pruneTokens(tokens: TokenRecord[], now: number): TokenRecord[] {
+  return tokens.filter((t) => {
+    if (!t.task_id) return true;
+    const ended = t.revoked_at ? Date.parse(t.revoked_at) : t.expires_at ? Date.parse(t.expires_at) : NaN;
+    return !(ended + TASK_TOKEN_KEEP_MS <= now);
+  });
+}
+
+// Read-modify-write of tokens.json under its lock, so two CLIs never lose each other's token; every
+// write also prunes task tokens that ended long ago.
+async function updateTokenFile<T>(layout: SddLayout, clock: Clock, change: (f: TokenFile) => T): Promise<T> {
   await ensureSecretsDir(layout);
   const release = await lockfile.lock(layout.tokens, {
     realpath: false, stale: 10_000, retries: { retries: 100, minTimeout: 5, maxTimeout: 100 }, onCompromised: () => {},
@@ -100,6 +116,7 @@ async function updateTokenFile<T>(layout: SddLayout, change: (f: TokenFile) => T
   try {
     const file = await readTokenFile(layout);
     const result = change(file);
+    file.tokens = pruneTokens(file.tokens, clock.now());
     file.version += 1;
     await writeSecretFile(layout.tokens, JSON.stringify(file, null, 2) + '\n');
     return result;
@@ -131,7 +148,7 @@ export async function createToken(
     created_at: clock.iso(), expires_at: ttl === null ? null : new Date(clock.now() + ttl).toISOString(), revoked_at: null,
     ...(opts.taskId ? { task_id: opts.taskId } : {}),
   };
-  await updateTokenFile(layout, (f) => { f.tokens.push(record); });
+  await updateTokenFile(layout, clock, (f) => { f.tokens.push(record); });
   return { token, record };
 }
 
@@ -142,7 +159,7 @@ export async function listTokens(layout: SddLayout): Promise<TokenRecord[]> {
 
 /** Mark a token revoked (idempotent); an unknown id throws 404. */
 export async function revokeToken(layout: SddLayout, id: string, clock: Clock): Promise<TokenRecord> {
-  return updateTokenFile(layout, (f) => {
+  return updateTokenFile(layout, clock, (f) => {
     const rec = f.tokens.find((t) => t.id === id);
     if (!rec) throw notFound(`Token '${id}' not found`);
     rec.revoked_at ??= clock.iso();

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  createToken, ensureAdminToken, hashToken, listTokens, parseDuration, readAdminTokenFile, revokeToken, tokenState, type TokenRecord,
+  createToken, ensureAdminToken, hashToken, listTokens, parseDuration, readAdminTokenFile, revokeToken, tokenState, TASK_TOKEN_KEEP_MS, type TokenRecord,
 } from '../../src/auth/index.ts';
 import { manualClock } from '../../src/lib/clock.ts';
 import { HttpError } from '../../src/lib/http-error.ts';
@@ -50,6 +50,28 @@ T('list and revoke (idempotent; unknown id → 404)', async () => {
   assert.instance(err, HttpError);
   assert.is(err.status, 404);
   assert.is((await listTokens(layout)).filter((t) => t.revoked_at).length, 1);
+});
+
+T('an agent session token is pruned a day after it ended; other tokens stay', async () => {
+  const clock = manualClock(Date.parse('2026-03-01T00:00:00.000Z'));
+  const run1 = await createToken(layout, { role: 'agent', taskId: 'task1', label: 'agent session s1' }, clock);
+  const short = await createToken(layout, { role: 'agent', taskId: 'task2', expiresIn: '1h' }, clock);
+  const human = await createToken(layout, { role: 'viewer' }, clock);
+  await revokeToken(layout, run1.record.id, clock);
+  await revokeToken(layout, human.record.id, clock);
+  clock.advance(TASK_TOKEN_KEEP_MS - 1000);
+  await createToken(layout, { role: 'agent', taskId: 'task3' }, clock);
+  assert.is((await listTokens(layout)).length, 4, 'within a day every token is still listed');
+  clock.advance(2000);
+  const live = await createToken(layout, { role: 'agent', taskId: 'task4' }, clock);
+  const ids = (await listTokens(layout)).map((t) => t.id);
+  assert.not.ok(ids.includes(run1.record.id), 'the revoked session token went with the next write');
+  assert.ok(ids.includes(short.record.id), 'expired an hour in: kept until a day after its expiry');
+  assert.ok(ids.includes(human.record.id), 'a revoked token that is not task-scoped stays');
+  assert.ok(ids.includes(live.record.id));
+  clock.advance(3_600_000);
+  await createToken(layout, { role: 'viewer' }, clock);
+  assert.not.ok((await listTokens(layout)).some((t) => t.id === short.record.id), 'expired task token pruned a day after expiry');
 });
 
 T('concurrent creates all land (the file is updated under its lock)', async () => {
