@@ -1,9 +1,31 @@
 // Pure decisions of the write-ahead journal (journal.ts): which entry wins, what replay writes, which files may go.
 
-/** One journal line: `p` relative to `.sdd`, `t` the file's full new text, or null for a delete. */
+/**
+ * One journal line: `p` relative to `.sdd`, `t` the file's full new text, or null for a delete; `au`
+ * the audit entry of the change (its intent: journaled with the write, appended to the audit log after)
+ * and `at` when it was journaled (epoch ms).
+ */
 export interface JournalEntry {
   p: string;
   t: string | null;
+  au?: Record<string, unknown>;
+  at?: number;
+}
+
+/** An audit entry journaled with a write, and when. */
+export interface AuditIntent {
+  entry: Record<string, unknown>;
+  at: number;
+}
+
+/** The audit intents of the entries, in journal order (well-formed entries whose `au` is an object). */
+export function auditIntents(entries: readonly unknown[]): AuditIntent[] {
+  const out: AuditIntent[] = [];
+  for (const e of entries) {
+    if (!isEntry(e) || e.au === null || typeof e.au !== 'object' || Array.isArray(e.au)) continue;
+    out.push({ entry: e.au, at: typeof e.at === 'number' ? e.at : 0 });
+  }
+  return out;
 }
 
 /** The last entry per path, in journal order; lines that are not well-formed entries are skipped. */

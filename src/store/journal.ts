@@ -7,14 +7,17 @@ import type { Logger } from '../lib/log.ts';
 import { storageError, syncDir, writeFileAtomic, type Faults } from './io.ts';
 import { groupWriter, parseJsonl, type GroupWriter } from './jsonl.ts';
 import type { SddLayout } from './layout.ts';
-import { lastEntries, replayPlan, settledCount, type JournalEntry } from './journal-plan.ts';
+import { auditIntents, lastEntries, replayPlan, settledCount, type AuditIntent, type JournalEntry } from './journal-plan.ts';
 
 /** Write-ahead journal of record writes: lines appended concurrently share one `write` + `datasync`. */
 export interface Journal {
-  /** Log that `rel` (relative to `.sdd`) will hold `text` (null: deleted); resolves once the line is on disk. */
-  append(rel: string, text: string | null): Promise<void>;
+  /**
+   * Log that `rel` (relative to `.sdd`) will hold `text` (null: deleted), with the audit entry of the
+   * change when given; resolves once the line is on disk.
+   */
+  append(rel: string, text: string | null, audit?: Record<string, unknown>): Promise<void>;
   /** Log several writes with one `write`: on disk together, or (on a write error) none of them. */
-  appendAll(entries: readonly (readonly [rel: string, text: string | null])[]): Promise<void>;
+  appendAll(entries: readonly JournalWrite[]): Promise<void>;
   /** Rotate, make the files written so far durable, drop the journals that are settled. */
   checkpoint(): Promise<void>;
   /** Stop the timer, checkpoint a last time, close the handle. */
@@ -24,6 +27,8 @@ export interface Journal {
 }
 
 type SyncIo = Pick<FileHandle, 'write' | 'datasync' | 'truncate'>;
+/** A write to journal: path relative to `.sdd`, new text (null: delete), optional audit intent. */
+export type JournalWrite = readonly [rel: string, text: string | null, audit?: Record<string, unknown>];
 
 export interface JournalOptions {
   layout: SddLayout;
@@ -90,8 +95,9 @@ export function createJournal(o: JournalOptions): Journal {
   };
 
   // Every entry in one write: one group batch, so they reach the disk together or fail together.
-  const appendAll = async (entries: readonly (readonly [rel: string, text: string | null])[]) => {
-    const line = '\n' + entries.map(([p, t]) => JSON.stringify({ p, t })).join('\n') + '\n';
+  const appendAll = async (entries: readonly JournalWrite[]) => {
+    const at = Date.now();
+    const line = '\n' + entries.map(([p, t, au]) => JSON.stringify(au ? { p, t, au, at } : { p, t })).join('\n') + '\n';
     for (;;) {
       const h = (handle ??= openHandle());
       let ino: number;
@@ -167,7 +173,7 @@ export function createJournal(o: JournalOptions): Journal {
     get pendingBytes() {
       return appended - covered;
     },
-    append: (rel, text) => appendAll([[rel, text]]),
+    append: (rel, text, audit) => appendAll([[rel, text, audit]]),
     appendAll,
     checkpoint: () => checkpoint(true),
     async close() {
@@ -180,8 +186,12 @@ export function createJournal(o: JournalOptions): Journal {
   };
 }
 
-/** Apply every journaled write whose file differs (durably), then drop the journal; the count applied. Run before anything reads records. */
-export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir: string) => Promise<void> = syncfs): Promise<number> {
+/**
+ * Apply every journaled write whose file differs (durably), then drop the journal; the count applied.
+ * Run before anything reads records. The audit intents of the dropped journals go into `intents`: their
+ * audit records may be missing (a crash after the write, before its audit append), see reconcileAudit.
+ */
+export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir: string) => Promise<void> = syncfs, intents?: AuditIntent[]): Promise<number> {
   const paths = journalPaths(layout);
   const release = await lockJournal(paths.lock, log, true);
   try {
@@ -189,6 +199,7 @@ export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir
     const names = await listRotated(paths.dir);
     const files = await Promise.all(names.map((n) => readEntries(join(paths.dir, n))));
     const last = lastEntries(files.flat());
+    intents?.push(...auditIntents(files.flat()));
     const onDisk = await readTexts(layout, [...last.keys()]);
     const plan = replayPlan(last, onDisk);
     for (const [rel, text] of plan) {

@@ -155,18 +155,27 @@ export async function readJsonl<T>(abs: string): Promise<T[]> {
 /** The last `n` whole records of a JSONL file (oldest first), reading backwards in chunks. */
 export async function readJsonlTail<T>(abs: string, n: number, chunkBytes = 64 * 1024): Promise<T[]> {
   if (n <= 0) return [];
+  const found: T[] = [];
+  await scanJsonlBackwards<T>(abs, (rec) => found.push(rec) < n, chunkBytes);
+  return found.reverse();
+}
+
+/**
+ * Visit the whole records of a JSONL file newest first, reading backwards in chunks, until `visit`
+ * returns false or the file's start; nothing when the file does not exist.
+ */
+export async function scanJsonlBackwards<T>(abs: string, visit: (rec: T) => boolean, chunkBytes = 64 * 1024): Promise<void> {
   let fh: FileHandle;
   try {
     fh = await open(abs, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
   try {
     let pos = (await fh.stat()).size;
     let rest = Buffer.alloc(0);
-    const found: T[] = [];
-    while (pos > 0 && found.length < n) {
+    while (pos > 0) {
       const len = Math.min(chunkBytes, pos);
       pos -= len;
       const chunk = Buffer.alloc(len);
@@ -177,9 +186,8 @@ export async function readJsonlTail<T>(abs: string, n: number, chunkBytes = 64 *
       rest = cut >= 0 ? buf.subarray(0, cut) : pos > 0 ? buf : Buffer.alloc(0);
       if (cut < 0 && pos > 0) continue;
       const lines = parseJsonl<T>(buf.subarray(cut + 1).toString('utf8'));
-      found.unshift(...lines);
+      for (let i = lines.length - 1; i >= 0; i--) if (!visit(lines[i]!)) return;
     }
-    return found.slice(-n);
   } finally {
     await fh.close();
   }

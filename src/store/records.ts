@@ -9,7 +9,9 @@ import { createJournal, type JournalOptions } from './journal.ts';
 import { createJsonlAppender, readJsonl } from './jsonl.ts';
 import { createPublisher } from './publisher.ts';
 import { isCommitted, relToSdd, type SddLayout } from './layout.ts';
-import { RecordExists, RecordMissing, VersionConflict, type RecordStore, type StateCommitter, type Versioned } from './types.ts';
+import { RecordExists, RecordMissing, VersionConflict, type RecordStore, type StateCommitter, type UpdateOptions, type Versioned } from './types.ts';
+
+type Audit = Record<string, unknown>;
 
 export interface RecordStoreOptions {
   layout: SddLayout;
@@ -67,16 +69,16 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
   // elsewhere, which a replay would undo, so they keep the fully durable write.
   const journaled = (abs: string) => abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs));
   const owned = (abs: string) => publisher !== undefined && journaled(abs);
-  const via = (abs: string, text: string | null): WriteOptions => {
+  const via = (abs: string, text: string | null, audit?: Audit): WriteOptions => {
     if (!journaled(abs)) return {};
-    return { durable: false, beforePublish: async () => { await journal.append(relToSdd(layout, abs), text); await opts.afterJournal?.(abs); } };
+    return { durable: false, beforePublish: async () => { await journal.append(relToSdd(layout, abs), text, audit); await opts.afterJournal?.(abs); } };
   };
 
   // Owned writes: acknowledged once the journal lines are on disk; the publisher writes the files behind.
-  const journalOwned = (abs: string, text: string | null) => journalAllOwned([[abs, text]]);
-  const journalAllOwned = async (writes: readonly (readonly [abs: string, text: string | null])[]) => {
+  const journalOwned = (abs: string, text: string | null, audit?: Audit) => journalAllOwned([[abs, text, audit]]);
+  const journalAllOwned = async (writes: readonly (readonly [abs: string, text: string | null, audit?: Audit])[]) => {
     const done = (async () => {
-      await journal.appendAll(writes.map(([abs, text]) => [relToSdd(layout, abs), text] as const));
+      await journal.appendAll(writes.map(([abs, text, audit]) => [relToSdd(layout, abs), text, audit] as const));
       for (const [abs] of writes) await opts.afterJournal?.(abs);
       for (const [abs, text] of writes) publisher!.put(abs, text);
     })();
@@ -145,11 +147,11 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
   const guard = <T>(abs: string, fn: () => Promise<T>, mode: 'existing' | 'any') =>
     journaled(abs) && !publisher ? withLock(abs, fn, mode) : local.run(abs, fn);
 
-  const replace = (abs: string, text: string) =>
-    owned(abs) ? journalOwned(abs, text) : writeFileAtomic(abs, text, faults, via(abs, text));
+  const replace = (abs: string, text: string, audit?: Audit) =>
+    owned(abs) ? journalOwned(abs, text, audit) : writeFileAtomic(abs, text, faults, via(abs, text, audit));
 
   // Compare-and-set: under the record lock in a shared tree (any path), under the mutex when owned.
-  const update = <T extends Versioned>(abs: string, mutate: (current: T) => T, o: { expectedVersion?: number; note?: string } = {}) =>
+  const update = <T extends Versioned>(abs: string, mutate: (current: T) => T, o: UpdateOptions = {}) =>
     (publisher ? local.run.bind(local) : withLock)(abs, async () => {
       const before = await readText(abs);
       if (before === undefined) throw new RecordMissing(abs);
@@ -160,7 +162,7 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
       // mutate gets its own copy, so a throw halfway leaves nothing behind.
       const next = { ...mutate(structuredClone(current)), version: current.version + 1 } as T;
       const text = stableStringify(next);
-      await replace(abs, text);
+      await replace(abs, text, o.audit?.(next));
       touch(abs, o.note, text);
       return next;
     });
@@ -173,28 +175,28 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
     readText,
     // Under the record lock, so no update of this path can journal between our link and our line;
     // link goes first (it alone decides RecordExists), so a create that fails is never journaled.
-    create: <T extends Versioned>(abs: string, value: T, note?: string) =>
+    create: <T extends Versioned>(abs: string, value: T, note?: string, audit?: Audit) =>
       guard(abs, async () => {
         const text = stableStringify(value);
-        if (!owned(abs)) await createExclusive(abs, text, faults, via(abs, text));
+        if (!owned(abs)) await createExclusive(abs, text, faults, via(abs, text, audit));
         else if (present(abs)) throw new RecordExists(abs);
         else {
           creating.add(abs);
-          try { await journalOwned(abs, text); } finally { creating.delete(abs); }
+          try { await journalOwned(abs, text, audit); } finally { creating.delete(abs); }
         }
         touch(abs, note, text);
         return value;
       }, 'any'),
     update,
     // Owned stores only: every file in one journal write, so a failing disk leaves none of them.
-    createAll: publisher && (async <T extends Versioned>(items: readonly { abs: string; value: T; note?: string }[]) => {
+    createAll: publisher && (async <T extends Versioned>(items: readonly { abs: string; value: T; note?: string; audit?: Audit }[]) => {
       if (!items.every((i) => owned(i.abs))) throw new Error('createAll: only for committed paths');
       const taken = items.find((i) => present(i.abs));
       if (taken) throw new RecordExists(taken.abs);
       const texts = items.map((i) => stableStringify(i.value));
       for (const i of items) creating.add(i.abs);
       try {
-        await journalAllOwned(items.map((i, k) => [i.abs, texts[k]!] as const));
+        await journalAllOwned(items.map((i, k) => [i.abs, texts[k]!, i.audit] as const));
       } finally {
         for (const i of items) creating.delete(i.abs);
       }
@@ -227,6 +229,14 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
         }
         touch(abs, note, null);
       }, 'existing').catch((err) => { if (!(err instanceof RecordMissing)) throw err; }),
+    // Owned: a hold is one more promise the checkpoint's settle waits for before it drops journals.
+    hold() {
+      if (!publisher) return () => undefined;
+      let release!: () => void;
+      const held = new Promise<void>((r) => { release = r; });
+      inflight.add(held);
+      return () => { inflight.delete(held); release(); };
+    },
     get backlog() {
       return publisher?.backlog ?? 0;
     },

@@ -42,6 +42,8 @@ export interface UpdateOptions {
   expectedVersion?: number;
   /** A few words for the state commit message, e.g. "claim 01jc… by backend-3f2a". */
   note?: string;
+  /** The audit entry of the change, journaled with it (see RecordStore.hold). */
+  audit?: (next: any) => Record<string, unknown>;
 }
 
 /** JSON records and JSONL logs under `.sdd`, every write marking its path for the next state commit. */
@@ -50,13 +52,13 @@ export interface RecordStore {
   readJson<T>(abs: string): Promise<T | undefined>;
   /** Text of `abs` as last written (a file still being written behind included), or undefined when absent. */
   readText(abs: string): Promise<string | undefined>;
-  /** Exclusive create (temp + fsync + link/rename, fails with RecordExists). */
-  create<T extends Versioned>(abs: string, value: T, note?: string): Promise<T>;
+  /** Exclusive create (temp + fsync + link/rename, fails with RecordExists); `audit` is journaled with it. */
+  create<T extends Versioned>(abs: string, value: T, note?: string, audit?: Record<string, unknown>): Promise<T>;
   /**
    * Create every file or none: one journal write for all of them (RecordExists, nothing written, when
    * one exists). Only on a store that owns its tree (the server's); elsewhere create them one by one.
    */
-  createAll?<T extends Versioned>(items: readonly { abs: string; value: T; note?: string }[]): Promise<void>;
+  createAll?<T extends Versioned>(items: readonly { abs: string; value: T; note?: string; audit?: Record<string, unknown> }[]): Promise<void>;
   /**
    * Compare-and-set under the record's lock: read, optionally compare the version, call `mutate`
    * (pure; may throw to abort, nothing is written), write `version + 1` atomically, return the new record.
@@ -70,6 +72,12 @@ export interface RecordStore {
   readJsonl<T>(abs: string): Promise<T[]>;
   /** Delete a file (no error if absent). */
   remove(abs: string, note?: string): Promise<void>;
+  /**
+   * Keep the journal lines written from now on until the returned function is called: a caller that
+   * journals a change with its audit entry holds until that entry is in the audit log, so a crash in
+   * between leaves the intent for the next start (reconcileAudit). No-op on a shared tree.
+   */
+  hold(): () => void;
 }
 
 export interface CommitResult {

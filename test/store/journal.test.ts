@@ -82,6 +82,18 @@ journal('replay writes the last entry per path, deletes null entries, skips a to
   assert.is(readFileSync(join(layout.sdd, 'x/a.json'), 'utf8'), 'a2');
 });
 
+journal('replay hands over the audit intents of the journals it drops, in journal order', async () => {
+  const { layout, paths } = open();
+  mkdirSync(paths.dir, { recursive: true });
+  const line = (o: object) => '\n' + JSON.stringify(o) + '\n';
+  writeFileSync(paths.rotated(1), line({ p: 'x/a.json', t: 'a1', au: { action: 'task.create', resource_id: 'a' }, at: 5 }));
+  writeFileSync(paths.current, line({ p: 'x/b.json', t: 'b1' }) + line({ p: 'x/a.json', t: 'a2', au: { action: 'task.claim', resource_id: 'a' }, at: 7 })
+    + line({ p: 'x/c.json', t: 'c1', au: 'not an object' }) + line({ p: '../evil', t: 'no', au: { action: 'x' } }));
+  const intents: { entry: Record<string, unknown>; at: number }[] = [];
+  assert.is(await replayJournal(layout, log, async () => undefined, intents), 3);
+  assert.equal(intents, [{ entry: { action: 'task.create', resource_id: 'a' }, at: 5 }, { entry: { action: 'task.claim', resource_id: 'a' }, at: 7 }]);
+});
+
 journal('a checkpoint rotates the journal, syncs the filesystem and deletes what is settled', async () => {
   let syncs = 0;
   const { layout, store, paths } = open({ journal: { intervalMs: 50, syncFs: async () => { syncs++; } } });

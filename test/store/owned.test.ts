@@ -127,6 +127,26 @@ owned('a checkpoint drops the journal only once every file is written', async ()
   await store.close();
 });
 
+owned('an audit entry rides in the write\'s journal line; a hold keeps the journal until released', async () => {
+  const { layout, store, paths } = open({ journal: { intervalMs: 30, syncFs: async () => undefined } });
+  const abs = layout.task('t04');
+  const release = store.hold();
+  await store.create<Counter>(abs, { version: 1, counter: 0 }, 'create t04', { action: 'task.create', resource_id: 't04' });
+  await store.update<Counter>(abs, (t) => ({ ...t, counter: 1 }), { audit: (n: Counter) => ({ action: 'task.bump', resource_id: 't04', details: { version: n.version } }) });
+  await sleep(300);
+  assert.ok(journalFiles(paths.dir).length >= 1, 'journal kept while the hold is open (its audit append may still be running)');
+  const lines = journalFiles(paths.dir).flatMap((n) => readFileSync(join(paths.dir, n), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+  assert.equal(lines.map((l) => l.au), [{ action: 'task.create', resource_id: 't04' }, { action: 'task.bump', resource_id: 't04', details: { version: 2 } }]);
+  assert.ok(lines.every((l) => typeof l.at === 'number'));
+  const intents: { entry: Record<string, unknown>; at: number }[] = [];
+  release();
+  await sleep(300);
+  assert.equal(journalFiles(paths.dir), [], 'dropped once released');
+  await store.close();
+  await replayJournal(layout, log, async () => undefined, intents);
+  assert.equal(intents, [], 'nothing left to reconcile after a clean close');
+});
+
 owned('SIGKILL with acknowledged writes still waiting for their files: replay restores every one', async () => {
   const layout = sddLayout(tmp.dir);
   const child = join(tmp.dir, 'child.mts');
