@@ -4,10 +4,10 @@ import type { Config } from '../config/index.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
-import { acquireAuditWriter, createAuditLog, drainAuditInbox } from '../observe/index.ts';
+import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
-import { createCommitter, createGit, createRecordStore, errnoError, replayJournal, ulidIds, type Faults, type SddLayout } from '../store/index.ts';
+import { createCommitter, createGit, createRecordStore, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
@@ -39,12 +39,15 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits });
   await ensureTenants(layout);
   // Writes journaled before a crash or power loss reach their files before anything reads them.
-  await replayJournal(layout, log.withTag('store'));
+  const intents: AuditIntent[] = [];
+  await replayJournal(layout, log.withTag('store'), undefined, intents);
   const recovered = await committer.recover();
   if (recovered) log.info(`state recovered: ${recovered.message}`);
   const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
   const releaseAudit = await takeAuditWriter(layout, log);
   const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs) });
+  // A change journaled with its audit entry whose record a crash prevented gets that record now.
+  await reconcileAudit(layout, audit, intents, log.withTag('audit'));
   const drainInbox = () => drainAuditInbox(layout, audit, log).catch((err) => log.error('audit inbox failed', err));
   await drainInbox();
   const inboxTimer = setInterval(drainInbox, 1000);

@@ -4,3 +4,4 @@ export type { AuditDeps, AuditEntry, AuditLog, AuditRecord, AuditTail } from './
 export { finishWalk, formatAuditBreak, startWalk, verifyAudit, walkSegment } from './audit-verify.ts';
 export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk } from './audit-verify.ts';
 export { acquireAuditWriter, appendAuditFromCli, drainAuditInbox } from './audit-writer.ts';
+export { reconcileAudit } from './audit-reconcile.ts';

@@ -14,13 +14,19 @@ export async function createTask(svc: TaskService, input: TaskCreate, who: Actor
   svc.deps.tenants.checkQuota(who.tenant, svc.activeCount(who.tenant), 1);
   // Reserved synchronously after the check, so concurrent creations cannot all pass the same quota check.
   const release = svc.reserve(who.tenant, [titleKey(task.title)]);
+  const details = { title: task.title, role: task.role };
+  const held = svc.deps.store.hold();
   try {
-    await persist(svc, task);
-    svc.board.upsert(task);
+    try {
+      await persist(svc, task, svc.auditEntry(task, who, 'task.create', details));
+      svc.board.upsert(task);
+    } finally {
+      release();
+    }
+    await svc.changed(task, who, 'task.create', details);
   } finally {
-    release();
+    held();
   }
-  await svc.changed(task, who, 'task.create', { title: task.title, role: task.role });
   return task;
 }
 
@@ -39,6 +45,8 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
   }
   svc.deps.tenants.checkQuota(who.tenant, svc.activeCount(who.tenant), tasks.length);
   const release = svc.reserve(who.tenant, tasks.map((t) => titleKey(t.title)));
+  const details = (t: Task) => ({ title: t.title, role: t.role, batch: true });
+  const held = svc.deps.store.hold();
   try {
     // Intent first: a crash after this point is rolled forward at start, so the batch is all or nothing.
     const intent = join(svc.deps.layout.runtime, 'batches', `${svc.deps.ids.next()}.json`);
@@ -46,8 +54,8 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
     await svc.deps.store.writeJson(intent, { tasks });
     const { createAll } = svc.deps.store;
     try {
-      if (createAll) await createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, note: `create ${t.id}` })));
-      else await persistAll(svc, tasks);
+      if (createAll) await createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, note: `create ${t.id}`, audit: svc.auditEntry(t, who, 'task.create', details(t)) })));
+      else await persistAll(svc, tasks, who);
     } catch (err) {
       // createAll leaves nothing behind; files created one by one are taken back.
       if (createAll) await rm(intent, { force: true }).catch(() => undefined);
@@ -56,23 +64,25 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
     }
     await rm(intent, { force: true });
     for (const t of tasks) svc.board.upsert(t);
+    release();
+    // Together, so the audit records share datasyncs; the audit chain keeps the call order.
+    await Promise.all(tasks.map((t) => svc.changed(t, who, 'task.create', details(t))));
   } finally {
     release();
+    held();
   }
-  // Together, so the audit records share datasyncs; the audit chain keeps the call order.
-  await Promise.all(tasks.map((t) => svc.changed(t, who, 'task.create', { title: t.title, role: t.role, batch: true })));
   return { created: tasks, skipped_titles: skipped };
 }
 
 // A batch's files are written 32 at a time so their fsyncs overlap; every write settles before a failure is thrown.
-async function persistAll(svc: TaskService, tasks: Task[]): Promise<void> {
+async function persistAll(svc: TaskService, tasks: Task[], who: Actor): Promise<void> {
   let next = 0;
   let failed = false;
   let failure: unknown;
   const lane = async () => {
     while (next < tasks.length && !failed) {
       const t = tasks[next++]!;
-      try { await persist(svc, t); } catch (err) { if (!failed) { failed = true; failure = err; } }
+      try { await persist(svc, t, svc.auditEntry(t, who, 'task.create', { title: t.title, role: t.role, batch: true })); } catch (err) { if (!failed) { failed = true; failure = err; } }
     }
   };
   await Promise.all(Array.from({ length: Math.min(32, tasks.length) }, lane));
@@ -94,7 +104,12 @@ export async function recoverBatches(svc: TaskService): Promise<number> {
   let n = 0;
   for (const f of files.filter((x) => x.endsWith('.json'))) {
     const intent = JSON.parse(await readFile(join(dir, f), 'utf8').catch(() => '{"tasks":[]}')) as { tasks?: Task[] };
-    for (const t of intent.tasks ?? []) if (await persist(svc, t)) n++;
+    for (const t of intent.tasks ?? []) {
+      if (!(await persist(svc, t))) continue;
+      n++;
+      // Its creator was never answered; the creation is audited now, by the server.
+      await svc.changed(t, { actor: 'svc', tenant: t.tenant }, 'task.create', { title: t.title, role: t.role, batch: true, rolled_forward: true });
+    }
     await rm(join(dir, f), { force: true });
   }
   return n;
@@ -130,9 +145,9 @@ function prepare(svc: TaskService, input: TaskCreate, who: Actor, pending: Task[
   return newTask(input, { id, now: svc.deps.clock.iso(), tenant: who.tenant });
 }
 
-async function persist(svc: TaskService, task: Task): Promise<boolean> {
+async function persist(svc: TaskService, task: Task, audit?: Record<string, unknown>): Promise<boolean> {
   try {
-    await svc.deps.store.create(svc.deps.layout.task(task.id), task, `create ${task.id}`);
+    await svc.deps.store.create(svc.deps.layout.task(task.id), task, `create ${task.id}`, audit);
     return true;
   } catch (err) {
     if (err instanceof RecordExists) return false;

@@ -14,9 +14,17 @@ import { parentRollup } from './parents.ts';
 import { toArchiveRecord, type Task } from './schema.ts';
 import type { TenantGate } from '../auth/index.ts';
 
+/** What the audit log is told about a change to a task. */
+export type TaskAuditEntry = {
+  actor: string;
+  action: string;
+  resource_type: 'task';
+  resource_id: string;
+  details: Record<string, unknown>;
+};
 /** What the audit log needs to know about a change. */
 export interface AuditSink {
-  append(entry: { actor: string; action: string; resource_type: string; resource_id: string; details: Record<string, unknown> }): Promise<unknown>;
+  append(entry: TaskAuditEntry): Promise<unknown>;
 }
 
 
@@ -114,23 +122,30 @@ export class TaskService {
   async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: { expectedVersion?: number; check?: (t: Task) => void; rollUp?: boolean } = {}): Promise<Task> {
     this.visible(id, who.tenant);
     let from = '';
-    const next = await this.deps.store.update<Task>(
-      this.deps.layout.task(id),
-      (cur) => {
-        if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
-        opts.check?.(cur);
-        from = cur.status;
-        return transition(cur, op, input as never, this.deps.clock.iso());
-      },
-      { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input) },
-    );
-    // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator);
-    // it and the audit record are independent durable appends, so their datasyncs overlap.
-    const archived = (next.status === 'done' || next.status === 'failed') && from !== next.status
-      ? this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`).then(() => undefined, (err: unknown) => err)
-      : undefined;
-    // The task file is the commit point: memory, audit and parent follow it even when the archive line failed.
-    await this.changed(next, who, `task.${op}`, { from, to: next.status });
+    let next: Task;
+    let archived: Promise<unknown> | undefined;
+    const held = this.deps.store.hold();
+    try {
+      next = await this.deps.store.update<Task>(
+        this.deps.layout.task(id),
+        (cur) => {
+          if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+          opts.check?.(cur);
+          from = cur.status;
+          return transition(cur, op, input as never, this.deps.clock.iso());
+        },
+        { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input), audit: (n: Task) => this.auditEntry(n, who, `task.${op}`, { from, to: n.status }) },
+      );
+      // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator);
+      // it and the audit record are independent durable appends, so their datasyncs overlap.
+      archived = (next.status === 'done' || next.status === 'failed') && from !== next.status
+        ? this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`).then(() => undefined, (err: unknown) => err)
+        : undefined;
+      // The task file is the commit point: memory, audit and parent follow it even when the archive line failed.
+      await this.changed(next, who, `task.${op}`, { from, to: next.status });
+    } finally {
+      held();
+    }
     const archiveError = await archived;
     if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id);
     if (archiveError) throw archiveError;
@@ -141,18 +156,31 @@ export class TaskService {
   async patch(id: string, fields: { role?: string; priority?: number; model?: string | null; metadata?: Record<string, unknown> }, who: Actor): Promise<Task> {
     this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-    const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
-      if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
-      return { ...cur, ...changes, updated_at: this.deps.clock.iso() };
-    }, { note: `patch ${id}` });
-    await this.changed(next, who, 'task.patch', changes);
-    return next;
+    const held = this.deps.store.hold();
+    try {
+      const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
+        if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+        return { ...cur, ...changes, updated_at: this.deps.clock.iso() };
+      }, { note: `patch ${id}`, audit: (n: Task) => this.auditEntry(n, who, 'task.patch', changes) });
+      await this.changed(next, who, 'task.patch', changes);
+      return next;
+    } finally {
+      held();
+    }
   }
 
-  /** Record a change in memory and the audit log, then tell listeners. */
+  /**
+   * The audit entry of a change to a task; `details.version` says which change it was. The same entry is
+   * journaled with the task's write, so a crash before the audit append is made good at the next start.
+   */
+  auditEntry(task: Task, who: Actor, action: string, details: Record<string, unknown>): TaskAuditEntry {
+    return { actor: who.actor, action, resource_type: 'task', resource_id: task.id, details: { ...details, version: task.version } };
+  }
+
+  /** Record a change in memory and the audit log (the entry auditEntry gives), then tell listeners. */
   async changed(task: Task, who: Actor, action: string, details: Record<string, unknown>): Promise<void> {
     this.board.upsert(task);
-    await this.deps.audit.append({ actor: who.actor, action, resource_type: 'task', resource_id: task.id, details });
+    await this.deps.audit.append(this.auditEntry(task, who, action, details));
     for (const fn of this.listeners) {
       try {
         fn(task);

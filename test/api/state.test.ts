@@ -71,7 +71,8 @@ T('transitions appear in .sdd/audit/<date>.jsonl; svc audit verify passes, then 
   const recs = lines.map((l) => JSON.parse(l));
   const mine = recs.filter((r) => r.resource_id === t.id);
   assert.equal(mine.map((r) => r.action), ['task.create', 'task.claim', 'task.fail']);
-  assert.equal(mine[2].details, { from: 'claimed', to: 'failed' });
+  assert.equal(mine[2].details, { from: 'claimed', to: 'failed', version: 3 }, 'details name the states and the version the change made');
+  assert.equal(mine.map((r) => r.details.version), [1, 2, 3]);
   for (const k of ['seq', 'ts', 'actor', 'action', 'resource_type', 'resource_id', 'details', 'prev', 'hmac']) assert.ok(k in mine[0], k);
   assert.is(mine[0].actor, 'env');
 
@@ -80,7 +81,7 @@ T('transitions appear in .sdd/audit/<date>.jsonl; svc audit verify passes, then 
   assert.match(ok.stdout, /audit chain ok/);
 
   const idx = recs.findIndex((r) => r.resource_id === t.id && r.action === 'task.fail');
-  const forged = { ...recs[idx], details: { from: 'claimed', to: 'done' } };
+  const forged = { ...recs[idx], details: { ...recs[idx].details, to: 'done' } };
   lines[idx] = JSON.stringify(forged);
   writeFileSync(join(dir, seg), lines.join('\n') + '\n');
   const bad = await runCli(['audit', 'verify'], { cwd: a.repo.dir });
