@@ -45,9 +45,10 @@ export interface JournalOptions {
   /**
    * Set when this process is the journal's only writer (it holds the server lock): appends skip the
    * check for a rotation by another process, and a checkpoint, instead of looking at record locks, calls
-   * `settle` to have every write journaled so far reach its file, then drops every rotated journal.
+   * `settle` to have every write journaled so far reach its file, then drops every rotated journal
+   * (unless `settle` answers false: something journaled must stay for the next start's replay).
    */
-  owner?: { settle(): Promise<void> };
+  owner?: { settle(): Promise<boolean | void> };
 }
 
 // Fast retries: a checkpoint holds the lock for one syncfs.
@@ -154,14 +155,14 @@ export function createJournal(o: JournalOptions): Journal {
   };
   // Lines written through the old handle until now are in the rotated files: wait for them, have the
   // store put every journaled text on its file, make the files durable, then the journals can go.
-  const settleOwned = async (owner: { settle(): Promise<void> }) => {
+  const settleOwned = async (owner: { settle(): Promise<boolean | void> }) => {
     const old = handle;
     handle = undefined;
     if (old) {
       await old.then((x) => x.writer.drain()).catch(() => undefined);
       retire(old);
     }
-    await owner.settle();
+    if ((await owner.settle()) === false) return;
     const names = await listRotated(paths.dir);
     if (!names.length) return;
     await syncFs(o.layout.sdd);

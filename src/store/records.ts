@@ -9,9 +9,10 @@ import { createJournal, type JournalOptions } from './journal.ts';
 import { createJsonlAppender, readJsonl } from './jsonl.ts';
 import { createPublisher } from './publisher.ts';
 import { isCommitted, relToSdd, type SddLayout } from './layout.ts';
-import { RecordExists, RecordMissing, VersionConflict, type RecordStore, type StateCommitter, type UpdateOptions, type Versioned } from './types.ts';
+import { RecordExists, RecordMissing, VersionConflict, type Hold, type RecordStore, type StateCommitter, type UpdateOptions, type Versioned } from './types.ts';
 
 type Audit = Record<string, unknown>;
+const noHold: Hold = { release: () => undefined, abandon: () => undefined, extend: () => noHold };
 
 export interface RecordStoreOptions {
   layout: SddLayout;
@@ -58,9 +59,11 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
   // the record's temp file (nothing journaled yet); journal faults come from `opts.journal.faults`.
   const publisher = opts.exclusive ? createPublisher({ log, faults }) : undefined;
   const inflight = new Set<Promise<void>>();
+  // Set when a hold was abandoned (its audit entry never reached the log): journals stay for the next start.
+  let keepJournals = false;
   const journal = createJournal({
     ...opts.journal, layout, log,
-    ...(publisher ? { faults: opts.journal?.faults ?? faults, owner: { settle: async () => { await Promise.allSettled([...inflight]); await publisher.flush(); } } } : {}),
+    ...(publisher ? { faults: opts.journal?.faults ?? faults, owner: { settle: async () => { await Promise.allSettled([...inflight]); await publisher.flush(); return !keepJournals; } } } : {}),
   });
 
   // Group commit: the new text goes durably into the journal (one datasync shared by every concurrent
@@ -231,11 +234,25 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
       }, 'existing').catch((err) => { if (!(err instanceof RecordMissing)) throw err; }),
     // Owned: a hold is one more promise the checkpoint's settle waits for before it drops journals.
     hold() {
-      if (!publisher) return () => undefined;
+      if (!publisher) return noHold;
       let release!: () => void;
       const held = new Promise<void>((r) => { release = r; });
       inflight.add(held);
-      return () => { inflight.delete(held); release(); };
+      let count = 0;
+      const part = (): Hold => {
+        count++;
+        let done = false;
+        const end = () => {
+          if (done) return false;
+          done = true;
+          if (--count > 0) return false;
+          inflight.delete(held);
+          release();
+          return true;
+        };
+        return { release: () => { end(); }, abandon: () => { keepJournals = true; end(); }, extend: part };
+      };
+      return part();
     },
     get backlog() {
       return publisher?.backlog ?? 0;

@@ -73,11 +73,21 @@ export interface RecordStore {
   /** Delete a file (no error if absent). */
   remove(abs: string, note?: string): Promise<void>;
   /**
-   * Keep the journal lines written from now on until the returned function is called: a caller that
-   * journals a change with its audit entry holds until that entry is in the audit log, so a crash in
-   * between leaves the intent for the next start (reconcileAudit). No-op on a shared tree.
+   * Keep the journal lines written from now on until released: a caller that journals a change with
+   * its audit entry holds until that entry is in the audit log, so a crash in between leaves the intent
+   * for the next start (reconcileAudit). No-op on a shared tree.
    */
-  hold(): () => void;
+  hold(): Hold;
+}
+
+/** A hold on the journal (RecordStore.hold). */
+export interface Hold {
+  /** Let go (once; later calls do nothing). */
+  release(): void;
+  /** Let go without the work done (shutting down): from now on no checkpoint drops a journal. */
+  abandon(): void;
+  /** Another hold on the same lines: they are kept until this one and every extension are released. */
+  extend(): Hold;
 }
 
 export interface CommitResult {

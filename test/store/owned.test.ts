@@ -139,7 +139,11 @@ owned('an audit entry rides in the write\'s journal line; a hold keeps the journ
   assert.equal(lines.map((l) => l.au), [{ action: 'task.create', resource_id: 't04' }, { action: 'task.bump', resource_id: 't04', details: { version: 2 } }]);
   assert.ok(lines.every((l) => typeof l.at === 'number'));
   const intents: { entry: Record<string, unknown>; at: number }[] = [];
-  release();
+  const extension = release.extend();
+  release.release();
+  await sleep(300);
+  assert.ok(journalFiles(paths.dir).length >= 1, 'kept while an extension is open (an audit append being retried)');
+  extension.release();
   await sleep(300);
   assert.equal(journalFiles(paths.dir), [], 'dropped once released');
   await store.close();
