@@ -45,7 +45,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   if (recovered) log.info(`state recovered: ${recovered.message}`);
   const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
   const releaseAudit = await takeAuditWriter(layout, log);
-  const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs) });
+  const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs), faults: testFaults(o.env.SVC_TEST_AUDIT_FAULT_FILE) });
   // A change journaled with its audit entry whose record a crash prevented gets that record now.
   await reconcileAudit(layout, audit, intents, log.withTag('audit'));
   const drainInbox = () => drainAuditInbox(layout, audit, log).catch((err) => log.error('audit inbox failed', err));
@@ -96,6 +96,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await orchestrator.stop();
       // --- end orchestrator ---
       await server.close();
+      tasks.stopAuditRetries();
       clearInterval(inboxTimer);
       await drainInbox();
       await committer.stop();
@@ -126,8 +127,9 @@ async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): 
 }
 
 /**
- * Test-only disk trouble (RELIABILITY.md), inert unless SVC_TEST_FAULT_FILE is set: while that file
- * exists every store write fails with ENOSPC, or with the probability written in it (e.g. `0.3`).
+ * Test-only disk trouble (RELIABILITY.md), inert unless SVC_TEST_FAULT_FILE (store writes) or
+ * SVC_TEST_AUDIT_FAULT_FILE (audit segment writes) is set: while that file
+ * exists every such write fails with ENOSPC, or with the probability written in it (e.g. `0.3`).
  */
 function testFaults(file: string | undefined): Faults | undefined {
   if (!file) return undefined;

@@ -8,6 +8,7 @@ import type { Logger } from '../lib/log.ts';
 import { KeyedMutex } from '../lib/mutex.ts';
 import type { SddLayout } from '../store/layout.ts';
 import { groupWriter, type GroupWriter } from '../store/jsonl.ts';
+import type { Faults } from '../store/io.ts';
 import { StorageUnavailable } from '../store/types.ts';
 import { loadAuditKey } from './audit-key.ts';
 
@@ -58,6 +59,8 @@ export interface AuditDeps {
   log: Logger;
   /** Called with the segment's absolute path after each durable append (mark dirty for the state commit). */
   onAppend?: (abs: string) => void;
+  /** Disk-trouble hooks for tests (run before each write of a segment). */
+  faults?: Faults;
 }
 
 /** HMAC-SHA256(key, prev + RFC 8785 JSON of the record without hmac), lowercase hex. */
@@ -150,14 +153,14 @@ async function writeAll(fh: FileHandle, data: string): Promise<void> {
   for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
 }
 
-async function handleFor(dir: string, s: ChainState, name: string): Promise<GroupWriter> {
+async function handleFor(dir: string, s: ChainState, name: string, faults?: Faults): Promise<GroupWriter> {
   if (s.fh && s.writer && s.fhName === name) return s.writer;
   await closeSegment(s);
   const abs = join(dir, name);
   const isNew = !(await stat(abs).catch(() => undefined));
   s.fh = await open(abs, 'a');
   s.fhName = name;
-  s.writer = groupWriter(s.fh, (await s.fh.stat()).size);
+  s.writer = groupWriter(s.fh, (await s.fh.stat()).size, { beforeWrite: () => faults?.beforeWrite?.(abs) });
   // A new day file: make its directory entry durable too.
   if (isNew) { const d = await open(dir, 'r'); try { await d.sync(); } finally { await d.close(); } }
   return s.writer;
@@ -195,7 +198,7 @@ export function createAuditLog(deps: AuditDeps): AuditLog {
     const abs = join(dir, name);
     let writer: GroupWriter;
     try {
-      writer = await handleFor(dir, s, name);
+      writer = await handleFor(dir, s, name, deps.faults);
     } catch (err) {
       state = undefined;
       await closeSegment(s).catch(() => undefined);

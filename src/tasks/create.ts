@@ -23,9 +23,9 @@ export async function createTask(svc: TaskService, input: TaskCreate, who: Actor
     } finally {
       release();
     }
-    await svc.changed(task, who, 'task.create', details);
+    await svc.changed(task, who, 'task.create', details, held);
   } finally {
-    held();
+    held.release();
   }
   return task;
 }
@@ -66,10 +66,10 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
     for (const t of tasks) svc.board.upsert(t);
     release();
     // Together, so the audit records share datasyncs; the audit chain keeps the call order.
-    await Promise.all(tasks.map((t) => svc.changed(t, who, 'task.create', details(t))));
+    await Promise.all(tasks.map((t) => svc.changed(t, who, 'task.create', details(t), held)));
   } finally {
     release();
-    held();
+    held.release();
   }
   return { created: tasks, skipped_titles: skipped };
 }

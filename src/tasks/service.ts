@@ -7,7 +7,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
-import type { RecordStore } from '../store/types.ts';
+import type { Hold, RecordStore } from '../store/types.ts';
 import { Board } from './board.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
@@ -142,9 +142,9 @@ export class TaskService {
         ? this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`).then(() => undefined, (err: unknown) => err)
         : undefined;
       // The task file is the commit point: memory, audit and parent follow it even when the archive line failed.
-      await this.changed(next, who, `task.${op}`, { from, to: next.status });
+      await this.changed(next, who, `task.${op}`, { from, to: next.status }, held);
     } finally {
-      held();
+      held.release();
     }
     const archiveError = await archived;
     if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id);
@@ -162,10 +162,10 @@ export class TaskService {
         if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
         return { ...cur, ...changes, updated_at: this.deps.clock.iso() };
       }, { note: `patch ${id}`, audit: (n: Task) => this.auditEntry(n, who, 'task.patch', changes) });
-      await this.changed(next, who, 'task.patch', changes);
+      await this.changed(next, who, 'task.patch', changes, held);
       return next;
     } finally {
-      held();
+      held.release();
     }
   }
 
@@ -177,10 +177,20 @@ export class TaskService {
     return { actor: who.actor, action, resource_type: 'task', resource_id: task.id, details: { ...details, version: task.version } };
   }
 
-  /** Record a change in memory and the audit log (the entry auditEntry gives), then tell listeners. */
-  async changed(task: Task, who: Actor, action: string, details: Record<string, unknown>): Promise<void> {
+  /**
+   * Record a change in memory and the audit log (the entry auditEntry gives), then tell listeners. When
+   * the append fails (the answer is then 503, the change stands), it is retried in the background under
+   * an extension of `held`, so the journaled entry stays until it is in the log or the next start.
+   */
+  async changed(task: Task, who: Actor, action: string, details: Record<string, unknown>, held?: Hold): Promise<void> {
     this.board.upsert(task);
-    await this.deps.audit.append(this.auditEntry(task, who, action, details));
+    const entry = this.auditEntry(task, who, action, details);
+    try {
+      await this.deps.audit.append(entry);
+    } catch (err) {
+      if (held) this.retryAudit(entry, held.extend());
+      throw err;
+    }
     for (const fn of this.listeners) {
       try {
         fn(task);
@@ -188,6 +198,37 @@ export class TaskService {
         this.deps.log.error('task listener failed', err);
       }
     }
+  }
+
+  /** Stop retrying failed audit appends (shutdown); their entries stay in the journal for the next start. */
+  stopAuditRetries(): void {
+    this.stopping = true;
+    for (const wake of this.retryWakers) wake();
+  }
+
+  private stopping = false;
+  private retryWakers = new Set<() => void>();
+  // Backs off from 100 ms to 10 s; a record appended here lands after later records of the task (its
+  // details.version tells the order).
+  private retryAudit(entry: TaskAuditEntry, held: Hold): void {
+    void (async () => {
+      for (let delay = 100; ; delay = Math.min(delay * 2, 10_000)) {
+        await new Promise<void>((r) => {
+          const wake = () => { clearTimeout(t); this.retryWakers.delete(wake); r(); };
+          const t = setTimeout(wake, delay);
+          this.retryWakers.add(wake);
+        });
+        if (this.stopping) { held.abandon(); return; }
+        try {
+          await this.deps.audit.append(entry);
+          held.release();
+          this.deps.log.info(`audit record of ${entry.resource_id} v${String(entry.details.version)} appended on retry`);
+          return;
+        } catch (err) {
+          this.deps.log.warn(`audit append for ${entry.resource_id} still failing: ${(err as Error).message}`);
+        }
+      }
+    })();
   }
 
   // A waiting parent resumes when its children finish (DECISIONS.md: done, or blocked naming the failures).
