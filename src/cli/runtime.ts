@@ -7,7 +7,7 @@ import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants 
 import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
-import { createCommitter, createGit, createRecordStore, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
+import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
@@ -48,6 +48,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs), faults: testFaults(o.env.SVC_TEST_AUDIT_FAULT_FILE) });
   // A change journaled with its audit entry whose record a crash prevented gets that record now.
   await reconcileAudit(layout, audit, intents, log.withTag('audit'));
+  await dropAuditIntents(layout);
   const drainInbox = () => drainAuditInbox(layout, audit, log).catch((err) => log.error('audit inbox failed', err));
   await drainInbox();
   const inboxTimer = setInterval(drainInbox, 1000);

@@ -4,7 +4,7 @@ export * from './git-cli.ts';
 export * from './types.ts';
 export { stableStringify, writeFileAtomic, writeJsonAtomic, createExclusive, storageError, syncDir, errnoError, tempPathFor, type Faults, type WriteOptions } from './io.ts';
 export { createJsonlAppender, readJsonl, readJsonlTail, scanJsonlBackwards, parseJsonl, type JsonlAppender } from './jsonl.ts';
-export { createJournal, replayJournal, journalPaths, type Journal, type JournalOptions, type JournalWrite } from './journal.ts';
+export { createJournal, replayJournal, dropAuditIntents, journalPaths, type Journal, type JournalOptions, type JournalWrite } from './journal.ts';
 export { type AuditIntent } from './journal-plan.ts';
 export { createRecordStore, readJsonFile, type RecordStoreOptions, type ClosableRecordStore } from './records.ts';
 export { createCommitter, type CommitterOptions } from './committer.ts';

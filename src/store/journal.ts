@@ -59,7 +59,11 @@ const syncfs = async (dir: string) => { await run('sync', ['-f', dir]); };
 /** Paths of the journal files under `.sdd/runtime`. */
 export function journalPaths(layout: SddLayout) {
   const dir = layout.runtime;
-  return { dir, current: join(dir, 'journal.jsonl'), lock: join(dir, 'journal.lock'), rotated: (n: number) => join(dir, `journal.${String(n).padStart(10, '0')}.jsonl`) };
+  return {
+    dir, current: join(dir, 'journal.jsonl'), lock: join(dir, 'journal.lock'), rotated: (n: number) => join(dir, `journal.${String(n).padStart(10, '0')}.jsonl`),
+    /** Audit intents of dropped journals, kept until reconciled (dropAuditIntents). */
+    intents: join(dir, 'journal-intents.json'),
+  };
 }
 
 /** A Journal appending to `.sdd/runtime/journal.jsonl`, shared with other processes (O_APPEND). */
@@ -200,7 +204,12 @@ export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir
     const names = await listRotated(paths.dir);
     const files = await Promise.all(names.map((n) => readEntries(join(paths.dir, n))));
     const last = lastEntries(files.flat());
-    intents?.push(...auditIntents(files.flat()));
+    if (intents) {
+      // The journals go below; their intents are kept in a file of their own until the caller has
+      // reconciled them (dropAuditIntents), so a crash before that loses none.
+      intents.push(...(await readIntents(paths.intents)), ...auditIntents(files.flat()));
+      if (intents.length && names.length) await writeFileAtomic(paths.intents, JSON.stringify(intents));
+    }
     const onDisk = await readTexts(layout, [...last.keys()]);
     const plan = replayPlan(last, onDisk);
     for (const [rel, text] of plan) {
@@ -214,6 +223,20 @@ export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir
     return plan.size;
   } finally {
     await release?.().catch(() => undefined);
+  }
+}
+
+/** The audit intents replayJournal handed over are reconciled: forget them. */
+export async function dropAuditIntents(layout: SddLayout): Promise<void> {
+  await unlink(journalPaths(layout).intents).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+}
+
+async function readIntents(abs: string): Promise<AuditIntent[]> {
+  try {
+    const v: unknown = JSON.parse(await readFile(abs, 'utf8'));
+    return Array.isArray(v) ? v.filter((i): i is AuditIntent => typeof i?.entry === 'object' && i.entry !== null && typeof i.at === 'number') : [];
+  } catch {
+    return []; // absent, or unreadable (then nothing can be done with it)
   }
 }
 

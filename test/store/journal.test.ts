@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { silentLogger } from '../../src/lib/log.ts';
 import { errnoError } from '../../src/store/io.ts';
-import { journalPaths, replayJournal } from '../../src/store/journal.ts';
+import { dropAuditIntents, journalPaths, replayJournal } from '../../src/store/journal.ts';
 import { lastEntries, settledCount } from '../../src/store/journal-plan.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { createRecordStore, type RecordStoreOptions } from '../../src/store/records.ts';
@@ -91,7 +91,17 @@ journal('replay hands over the audit intents of the journals it drops, in journa
     + line({ p: 'x/c.json', t: 'c1', au: 'not an object' }) + line({ p: '../evil', t: 'no', au: { action: 'x' } }));
   const intents: { entry: Record<string, unknown>; at: number }[] = [];
   assert.is(await replayJournal(layout, log, async () => undefined, intents), 3);
-  assert.equal(intents, [{ entry: { action: 'task.create', resource_id: 'a' }, at: 5 }, { entry: { action: 'task.claim', resource_id: 'a' }, at: 7 }]);
+  const expected = [{ entry: { action: 'task.create', resource_id: 'a' }, at: 5 }, { entry: { action: 'task.claim', resource_id: 'a' }, at: 7 }];
+  assert.equal(intents, expected);
+  assert.equal(journalFiles(paths.dir), [], 'the journals are dropped');
+  // Not reconciled yet (a crash right after replay): the next replay hands them over again.
+  const again: typeof intents = [];
+  await replayJournal(layout, log, async () => undefined, again);
+  assert.equal(again, expected);
+  await dropAuditIntents(layout);
+  const none: typeof intents = [];
+  await replayJournal(layout, log, async () => undefined, none);
+  assert.equal(none, [], 'forgotten once reconciled');
 });
 
 journal('a checkpoint rotates the journal, syncs the filesystem and deletes what is settled', async () => {
