@@ -105,10 +105,18 @@ export async function recoverBatches(svc: TaskService): Promise<number> {
   for (const f of files.filter((x) => x.endsWith('.json'))) {
     const intent = JSON.parse(await readFile(join(dir, f), 'utf8').catch(() => '{"tasks":[]}')) as { tasks?: Task[] };
     for (const t of intent.tasks ?? []) {
-      if (!(await persist(svc, t))) continue;
-      n++;
-      // Its creator was never answered; the creation is audited now, by the server.
-      await svc.changed(t, { actor: 'svc', tenant: t.tenant }, 'task.create', { title: t.title, role: t.role, batch: true, rolled_forward: true });
+      // Its creator was never answered; the creation is audited now, by the server, like any other
+      // (entry journaled with the file, held until appended).
+      const who = { actor: 'svc', tenant: t.tenant };
+      const details = { title: t.title, role: t.role, batch: true, rolled_forward: true };
+      const held = svc.deps.store.hold();
+      try {
+        if (!(await persist(svc, t, svc.auditEntry(t, who, 'task.create', details)))) continue;
+        n++;
+        await svc.changed(t, who, 'task.create', details, held);
+      } finally {
+        held.release();
+      }
     }
     await rm(join(dir, f), { force: true });
   }
