@@ -1,14 +1,15 @@
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
-import { systemClock } from '../lib/clock.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
+import { sleep, systemTimers, type Timers } from '../lib/timers.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
-import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } from '../observe/index.ts';
+import { acquireAuditWriter, drainAuditInbox, openAuditChain } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
-import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
-import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+import { createCommitter, createGit, createOwnedStore, errnoError, replayJournal, ulidIds, type Faults, type Ids, type SddLayout } from '../store/index.ts';
+import { TaskService, drainRoutes, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
@@ -21,6 +22,10 @@ export interface RuntimeOptions {
   config: Config;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /** Time, ids and timers (system ones by default; tests pass manual ones). */
+  clock?: Clock;
+  ids?: Ids;
+  timers?: Timers;
 }
 
 export interface Runtime {
@@ -33,30 +38,28 @@ export interface Runtime {
 /** Build the Deps, recover state, and start the HTTP API (and, when enabled, the orchestrator). */
 export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { layout, config, log } = o;
-  const clock = systemClock;
-  const ids = ulidIds(clock.now);
+  const clock = o.clock ?? systemClock;
+  const ids = o.ids ?? ulidIds(clock.now);
+  const timers = o.timers ?? systemTimers;
   const git = createGit(o.root);
   const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits });
   await ensureTenants(layout);
-  // Writes journaled before a crash or power loss reach their files before anything reads them.
-  const intents: AuditIntent[] = [];
-  await replayJournal(layout, log.withTag('store'), undefined, intents);
+  // The chain's writer lock before the replay: no CLI may append between the journaled records and the segment.
+  const releaseAudit = await takeAuditWriter(layout, log, clock, timers);
+  // Every journaled change reaches its files (task files, audit segments, archive) before anything reads them.
+  await replayJournal(layout, log.withTag('store'));
   const recovered = await committer.recover();
   if (recovered) log.info(`state recovered: ${recovered.message}`);
-  const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
-  const releaseAudit = await takeAuditWriter(layout, log);
-  const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs), faults: testFaults(o.env.SVC_TEST_AUDIT_FAULT_FILE) });
-  // A change journaled with its audit entry whose record a crash prevented gets that record now.
-  await reconcileAudit(layout, audit, intents, log.withTag('audit'));
-  await dropAuditIntents(layout);
-  const drainInbox = () => drainAuditInbox(layout, audit, log).catch((err) => log.error('audit inbox failed', err));
+  const chain = await openAuditChain({ layout, clock, log: log.withTag('audit') });
+  const store = createOwnedStore({ layout, committer, log: log.withTag('store'), faults: testFaults(layout, o.env), timers, sealer: chain });
+  // CLI records queued while we hold the chain: each journaled with its file's deletion (exactly once).
+  let draining: Promise<unknown> | undefined;
+  const drainInbox = () => (draining ??= drainAuditInbox(layout, (entry, file) => store.emit({ audit: entry, removes: [file] }), log)
+    .catch((err) => log.error('audit inbox failed', err)).finally(() => { draining = undefined; }));
   await drainInbox();
-  const inboxTimer = setInterval(drainInbox, 1000);
-  inboxTimer.unref();
+  const inboxTimer = timers.setInterval(drainInbox, 1000);
   const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
-  const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), audit, tenants, config });
-  const rolled = await recoverBatches(tasks);
-  if (rolled) log.info(`rolled forward ${rolled} task(s) of an interrupted batch`);
+  const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config });
   log.info(`loaded ${await tasks.load()} task(s)`);
 
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
@@ -97,20 +100,20 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await orchestrator.stop();
       // --- end orchestrator ---
       await server.close();
-      tasks.stopAuditRetries();
-      clearInterval(inboxTimer);
+      timers.clearInterval(inboxTimer);
+      await draining;
       await drainInbox();
-      await committer.stop();
-      await audit.close();
-      await releaseAudit();
+      // Files and lines behind the journal first, so the last state commit has them.
       await store.close();
+      await committer.stop();
+      await releaseAudit();
     },
   };
 }
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not
 // refreshed for `graceMs` was left by a SIGKILLed server and would block us for its 10 s `stale` window.
-async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): Promise<() => Promise<void>> {
+async function takeAuditWriter(layout: SddLayout, log: Logger, clock: Clock, timers: Timers, graceMs = 1000): Promise<() => Promise<void>> {
   const lock = join(layout.runtime, 'audit-writer.lock');
   for (;;) {
     try {
@@ -118,9 +121,9 @@ async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): 
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
     }
-    const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
+    const age = clock.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
     if (age > graceMs) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(timers, 50);
   }
   log.warn('audit writer lock left by a dead server: taking it over');
   rmSync(lock, { recursive: true, force: true });
@@ -128,18 +131,28 @@ async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): 
 }
 
 /**
- * Test-only disk trouble (RELIABILITY.md), inert unless SVC_TEST_FAULT_FILE (store writes) or
- * SVC_TEST_AUDIT_FAULT_FILE (audit segment writes) is set: while that file
- * exists every such write fails with ENOSPC, or with the probability written in it (e.g. `0.3`).
+ * Test-only disk trouble (RELIABILITY.md), inert unless set: while the file SVC_TEST_FAULT_FILE names
+ * exists every write to `.sdd` fails with ENOSPC (or with the probability written in it, e.g. `0.3`);
+ * SVC_TEST_AUDIT_FAULT_FILE does the same for the audit segments only.
  */
-function testFaults(file: string | undefined): Faults | undefined {
-  if (!file) return undefined;
+function testFaults(layout: SddLayout, env: NodeJS.ProcessEnv): Faults | undefined {
+  const all = faultFile(env.SVC_TEST_FAULT_FILE);
+  const audit = faultFile(env.SVC_TEST_AUDIT_FAULT_FILE);
+  if (!all && !audit) return undefined;
   return {
     beforeWrite(path) {
-      if (!existsSync(file)) return;
-      const p = Number.parseFloat(readFileSync(file, 'utf8'));
-      if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
+      all?.(path);
+      if (path.startsWith(layout.auditDir + '/')) audit?.(path);
     },
+  };
+}
+
+function faultFile(file: string | undefined): ((path: string) => void) | undefined {
+  if (!file) return undefined;
+  return (path) => {
+    if (!existsSync(file)) return;
+    const p = Number.parseFloat(readFileSync(file, 'utf8'));
+    if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
   };
 }
 

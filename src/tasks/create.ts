@@ -1,7 +1,4 @@
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { notFound, unprocessable } from '../lib/http-error.ts';
-import { RecordExists } from '../store/types.ts';
 import { findCycle } from './graph.ts';
 import { parentShouldSplit } from './parents.ts';
 import { metadataTooLarge, newTask, titleKey, type Task, type TaskCreate } from './schema.ts';
@@ -14,23 +11,19 @@ export async function createTask(svc: TaskService, input: TaskCreate, who: Actor
   svc.deps.tenants.checkQuota(who.tenant, svc.activeCount(who.tenant), 1);
   // Reserved synchronously after the check, so concurrent creations cannot all pass the same quota check.
   const release = svc.reserve(who.tenant, [titleKey(task.title)]);
-  const details = { title: task.title, role: task.role };
-  const held = svc.deps.store.hold();
   try {
-    try {
-      await persist(svc, task, svc.auditEntry(task, who, 'task.create', details));
-      svc.board.upsert(task);
-    } finally {
-      release();
-    }
-    await svc.changed(task, who, 'task.create', details, held);
+    await svc.deps.store.create(svc.deps.layout.task(task.id), task, creation(svc, task, who, { title: task.title, role: task.role }));
+    svc.changed(task); // on the board before the reservation goes: the quota always counts it
   } finally {
-    held.release();
+    release();
   }
   return task;
 }
 
-/** Create several tasks all-or-nothing; titles already on the board (or earlier in the batch) are skipped. */
+/**
+ * Create several tasks all-or-nothing (the store writes them as one unit); titles already on the
+ * board (or earlier in the batch) are skipped.
+ */
 export async function createBatch(svc: TaskService, items: TaskCreate[], who: Actor): Promise<{ created: Task[]; skipped_titles: string[] }> {
   svc.assertAccepting();
   const seen = new Set(svc.board.all().filter((t) => t.tenant === who.tenant).map((t) => titleKey(t.title)));
@@ -45,82 +38,18 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
   }
   svc.deps.tenants.checkQuota(who.tenant, svc.activeCount(who.tenant), tasks.length);
   const release = svc.reserve(who.tenant, tasks.map((t) => titleKey(t.title)));
-  const details = (t: Task) => ({ title: t.title, role: t.role, batch: true });
-  const held = svc.deps.store.hold();
   try {
-    // Intent first: a crash after this point is rolled forward at start, so the batch is all or nothing.
-    const intent = join(svc.deps.layout.runtime, 'batches', `${svc.deps.ids.next()}.json`);
-    await mkdir(join(svc.deps.layout.runtime, 'batches'), { recursive: true });
-    await svc.deps.store.writeJson(intent, { tasks });
-    const { createAll } = svc.deps.store;
-    try {
-      if (createAll) await createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, note: `create ${t.id}`, audit: svc.auditEntry(t, who, 'task.create', details(t)) })));
-      else await persistAll(svc, tasks, who);
-    } catch (err) {
-      // createAll leaves nothing behind; files created one by one are taken back.
-      if (createAll) await rm(intent, { force: true }).catch(() => undefined);
-      else await undoBatch(svc, tasks, intent);
-      throw err;
-    }
-    await rm(intent, { force: true });
-    for (const t of tasks) svc.board.upsert(t);
-    release();
-    // Together, so the audit records share datasyncs; the audit chain keeps the call order.
-    await Promise.all(tasks.map((t) => svc.changed(t, who, 'task.create', details(t), held)));
+    await svc.deps.store.createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, ...creation(svc, t, who, { title: t.title, role: t.role, batch: true }) })));
+    for (const t of tasks) svc.changed(t);
   } finally {
     release();
-    held.release();
   }
   return { created: tasks, skipped_titles: skipped };
 }
 
-// A batch's files are written 32 at a time so their fsyncs overlap; every write settles before a failure is thrown.
-async function persistAll(svc: TaskService, tasks: Task[], who: Actor): Promise<void> {
-  let next = 0;
-  let failed = false;
-  let failure: unknown;
-  const lane = async () => {
-    while (next < tasks.length && !failed) {
-      const t = tasks[next++]!;
-      try { await persist(svc, t, svc.auditEntry(t, who, 'task.create', { title: t.title, role: t.role, batch: true })); } catch (err) { if (!failed) { failed = true; failure = err; } }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(32, tasks.length) }, lane));
-  if (failed) throw failure;
-}
-
-// Disk trouble half-way through a batch: take back the files already written so the 503 is true.
-// The intent goes only once every file is gone; if one stays, the next start rolls the batch forward.
-async function undoBatch(svc: TaskService, tasks: Task[], intent: string): Promise<void> {
-  let undone = true;
-  for (const t of tasks) await svc.deps.store.remove(svc.deps.layout.task(t.id), `undo create ${t.id}`).catch(() => { undone = false; });
-  if (undone) await rm(intent, { force: true }).catch(() => undefined);
-}
-
-/** Roll forward batches whose intent survived a crash; returns the number of tasks created. */
-export async function recoverBatches(svc: TaskService): Promise<number> {
-  const dir = join(svc.deps.layout.runtime, 'batches');
-  const files = await readdir(dir).catch(() => [] as string[]);
-  let n = 0;
-  for (const f of files.filter((x) => x.endsWith('.json'))) {
-    const intent = JSON.parse(await readFile(join(dir, f), 'utf8').catch(() => '{"tasks":[]}')) as { tasks?: Task[] };
-    for (const t of intent.tasks ?? []) {
-      // Its creator was never answered; the creation is audited now, by the server, like any other
-      // (entry journaled with the file, held until appended).
-      const who = { actor: 'svc', tenant: t.tenant };
-      const details = { title: t.title, role: t.role, batch: true, rolled_forward: true };
-      const held = svc.deps.store.hold();
-      try {
-        if (!(await persist(svc, t, svc.auditEntry(t, who, 'task.create', details)))) continue;
-        n++;
-        await svc.changed(t, who, 'task.create', details, held);
-      } finally {
-        held.release();
-      }
-    }
-    await rm(join(dir, f), { force: true });
-  }
-  return n;
+// The note and audit entry a created task is written with.
+function creation(svc: TaskService, task: Task, who: Actor, details: Record<string, unknown>) {
+  return { note: `create ${task.id}`, effects: { audit: svc.auditEntry(task, who, 'task.create', details) } };
 }
 
 /** Create a subtask under a parent (same tenant, cell, coordinator session) and park the parent. */
@@ -152,14 +81,3 @@ function prepare(svc: TaskService, input: TaskCreate, who: Actor, pending: Task[
   if (cycle) throw unprocessable(`Circular dependency detected: ${cycle.join(' -> ')}`);
   return newTask(input, { id, now: svc.deps.clock.iso(), tenant: who.tenant });
 }
-
-async function persist(svc: TaskService, task: Task, audit?: Record<string, unknown>): Promise<boolean> {
-  try {
-    await svc.deps.store.create(svc.deps.layout.task(task.id), task, `create ${task.id}`, audit);
-    return true;
-  } catch (err) {
-    if (err instanceof RecordExists) return false;
-    throw err;
-  }
-}
-
