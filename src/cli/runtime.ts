@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import { sleep, systemTimers, type Timers } from '../lib/timers.ts';
+import { retry } from '../lib/retry.ts';
+import { systemTimers, type Timers } from '../lib/timers.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
 import { acquireAuditWriter, drainAuditInbox, openAuditChain } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
@@ -115,15 +116,13 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
 // refreshed for `graceMs` was left by a SIGKILLed server and would block us for its 10 s `stale` window.
 async function takeAuditWriter(layout: SddLayout, log: Logger, clock: Clock, timers: Timers, graceMs = 1000): Promise<() => Promise<void>> {
   const lock = join(layout.runtime, 'audit-writer.lock');
-  for (;;) {
-    try {
-      return await acquireAuditWriter(layout, log, false);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-    }
-    const age = clock.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
-    if (age > graceMs) break;
-    await sleep(timers, 50);
+  const fresh = () => clock.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0) <= graceMs;
+  try {
+    return await retry(() => acquireAuditWriter(layout, log, false), {
+      timers, minMs: 50, maxMs: 50, retryable: (err) => (err as NodeJS.ErrnoException).code === 'ELOCKED' && fresh(),
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
   }
   log.warn('audit writer lock left by a dead server: taking it over');
   rmSync(lock, { recursive: true, force: true });

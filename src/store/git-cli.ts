@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { KeyedMutex } from '../lib/mutex.ts';
 
 export interface GitResult {
   stdout: string;
@@ -43,7 +44,7 @@ const BASE_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C
 
 /** A Git for the repository at `root`. */
 export function createGit(root: string): Git {
-  let tail: Promise<unknown> = Promise.resolve();
+  const queue = new KeyedMutex();
   const exec = (args: string[], opts: GitRunOptions = {}) =>
     new Promise<GitResult>((resolve, reject) => {
       const child = execFile(
@@ -60,10 +61,6 @@ export function createGit(root: string): Git {
       if (opts.input !== undefined) child.stdin?.end(opts.input);
       else child.stdin?.end();
     });
-  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = tail.then(fn, fn);
-    tail = next.catch(() => undefined);
-    return next;
-  };
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => queue.run('mutations', fn);
   return { root, run: exec, mutate: (args, opts) => exclusive(() => exec(args, opts)), exclusive };
 }
