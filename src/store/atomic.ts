@@ -1,6 +1,6 @@
 // Whole-file writes that never leave a partial file: temp beside the target, then rename (or link).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { link, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isMissing, storageError, type Faults } from './disk.ts';
@@ -80,9 +80,34 @@ export async function createExclusive(abs: string, data: string | Uint8Array, o:
 }
 
 /**
- * Synchronous replace without fsync, for the write-behind thread: the journal holds `text` until a
- * checkpoint's syncfs has made the file durable. `null` deletes the file (absent is fine).
+ * Write-behind of a journaled text, synchronous, in place: no temp file, no rename, no truncation to
+ * zero (a file creation or rename costs 0.2–1 ms in the kernel here, freeing blocks with online discard
+ * too; an overwrite ~10 µs). Only for texts a journal holds until a checkpoint's syncfs: a crash
+ * mid-write leaves a torn file the replay rewrites. `null` deletes the file (absent is fine).
  */
+export function writeBehindSync(abs: string, text: string | null): void {
+  if (text === null) {
+    try { unlinkSync(abs); } catch (err) { if (!isMissing(err)) throw err; }
+    return;
+  }
+  const buf = Buffer.from(text, 'utf8');
+  let fd: number;
+  try {
+    fd = openSync(abs, 'r+');
+  } catch (err) {
+    if (!isMissing(err)) throw err;
+    mkdirSync(dirname(abs), { recursive: true });
+    fd = openSync(abs, 'wx', 0o644);
+  }
+  try {
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off, buf.length - off, off);
+    ftruncateSync(fd, buf.length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Synchronous replace without fsync (temp + rename; the caller syncs the filesystem after). `null` deletes. */
 export function replaceFileSync(abs: string, text: string | null): void {
   if (text === null) {
     try { unlinkSync(abs); } catch (err) { if (!isMissing(err)) throw err; }

@@ -1,7 +1,7 @@
-// The publisher's thread: replaces record files with synchronous calls (temp + rename), so their file
-// creations and renames (0.2–1 ms each in the kernel here) never hold the server's event loop.
+// The publisher's thread: writes record files behind the journal with synchronous calls, so the
+// kernel's file work (a creation costs 0.2–1 ms here) never holds the server's event loop.
 import { parentPort } from 'node:worker_threads';
-import { replaceFileSync } from './atomic.ts';
+import { writeBehindSync } from './atomic.ts';
 
 /** A batch of files: `[abs, text]`, text null for a delete. */
 export interface PublishRequest { id: number; files: [string, string | null][] }
@@ -11,7 +11,7 @@ export interface PublishReply { id: number; results: ({ code?: string; message: 
 parentPort?.on('message', (req: PublishRequest) => {
   const results = req.files.map(([abs, text]) => {
     try {
-      replaceFileSync(abs, text);
+      writeBehindSync(abs, text);
       return null;
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
