@@ -7,6 +7,8 @@ import type { PublishReply, PublishRequest } from './publish-worker.ts';
 /** Files replaced (or deleted) off the event loop; per file, undefined when written, else its error. */
 export interface PublishThread {
   write(files: [abs: string, text: string | null][]): Promise<({ code?: string; message: string } | undefined)[]>;
+  /** The `*.json` texts of a folder by name (temp files and locks of a dead writer removed). */
+  readFolder(dir: string): Promise<[name: string, text: string][]>;
   terminate(): Promise<void>;
 }
 
@@ -39,16 +41,20 @@ export function createPublishThread(): PublishThread {
     w.on('exit', (code) => fail(new Error(`record writer thread exited (${code})`)));
     return (worker = w);
   };
+  const ask = (req: PublishRequest) => new Promise<PublishReply>((resolve, reject) => {
+    const w = thread();
+    replies.set(req.id, { resolve, reject });
+    w.ref(); // someone awaits this answer
+    w.postMessage(req);
+  });
   return {
     async write(files) {
-      const id = ++nextId;
-      const w = thread();
-      const reply = await new Promise<PublishReply>((resolve, reject) => {
-        replies.set(id, { resolve, reject });
-        w.ref(); // someone awaits this answer
-        w.postMessage({ id, files } satisfies PublishRequest);
-      });
-      return reply.results.map((r) => r ?? undefined);
+      const reply = await ask({ id: ++nextId, files });
+      return 'results' in reply ? reply.results.map((r) => r ?? undefined) : [];
+    },
+    async readFolder(folder) {
+      const reply = await ask({ id: ++nextId, folder });
+      return 'texts' in reply ? reply.texts : [];
     },
     async terminate() {
       await worker?.terminate();

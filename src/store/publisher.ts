@@ -17,6 +17,8 @@ export interface Publisher {
   peek(abs: string): string | null | undefined;
   /** Lines of `abs` still waiting, oldest first. Read with the file in the same turn: a line is in one or the other. */
   lines(abs: string): readonly string[];
+  /** The `*.json` texts of a folder by name, waiting texts included, read on the thread (dead writers' temps removed). */
+  readFolder(dir: string): Promise<[string, string][]>;
   /** Resolves once everything put or appended before the call is on its file; rejects if a round failed on it. */
   flush(): Promise<void>;
   /** Resolves once the backlog is under the high-water mark (writers wait here: memory stays bounded). */
@@ -175,6 +177,16 @@ export function createPublisher(o: PublisherOptions): Publisher {
     },
     peek: (abs) => texts.get(abs)?.text,
     lines: (abs) => queued.get(abs)?.map((l) => l.line) ?? [],
+    async readFolder(dir) {
+      const found = new Map(await thread.readFolder(dir));
+      for (const [abs, e] of texts) {
+        if (!abs.startsWith(dir + '/') || abs.indexOf('/', dir.length + 1) >= 0 || !abs.endsWith('.json')) continue;
+        const name = abs.slice(dir.length + 1);
+        if (e.text === null) found.delete(name);
+        else found.set(name, e.text);
+      }
+      return [...found];
+    },
     flush() {
       if (!backlog()) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {

@@ -69,6 +69,8 @@ export interface RecordStore {
   readJson<T>(abs: string): Promise<T | undefined>;
   /** Text of `abs` as last written (a file still being written behind included), or undefined when absent. */
   readText(abs: string): Promise<string | undefined>;
+  /** The `*.json` files of a folder with their texts (as last written), by name; [] when it is absent. */
+  readFolder(dir: string): Promise<[name: string, text: string][]>;
   /** Every whole line of a JSONL file, lines still being written behind included; [] when absent. */
   readJsonl<T>(abs: string): Promise<T[]>;
   /** Exclusive create: RecordExists (nothing written) when the file exists. `o`: a commit note, or note and effects. */

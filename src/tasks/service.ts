@@ -1,4 +1,4 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -83,15 +83,18 @@ export class TaskService {
     const dir = this.deps.layout.tasksDir;
     const shards = await readdir(dir).catch(() => [] as string[]);
     let n = 0;
-    for (const shard of shards) {
-      const names = await readdir(join(dir, shard)).catch(() => [] as string[]);
-      // Temp files and record locks of a server that was SIGKILLed mid-write; we hold the server lock, so they are dead.
-      await Promise.all(names.filter((f) => f.endsWith('.tmp') || f.endsWith('.lock')).map((f) => rm(join(dir, shard, f), { recursive: true, force: true })));
-      const batch = await Promise.all(
-        names.filter((f) => f.endsWith('.json') && isValidId(f.slice(0, -5))).map((f) => this.deps.store.readJson<Task>(join(dir, shard, f)).catch(() => undefined)),
-      );
-      for (const t of batch) if (t) { this.board.upsert(t); n++; }
-    }
+    // Every shard asked for at once: the store reads on while this parses what has arrived.
+    await Promise.all(shards.map(async (shard) => {
+      for (const [name, text] of await this.deps.store.readFolder(join(dir, shard))) {
+        if (!isValidId(name.slice(0, -5))) continue;
+        try {
+          this.board.upsert(JSON.parse(text) as Task);
+          n++;
+        } catch {
+          // An unreadable file is skipped, as a torn JSONL line is.
+        }
+      }
+    }));
     return n;
   }
 

@@ -106,6 +106,8 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
       return text === undefined ? undefined : (JSON.parse(text) as T);
     },
     readText: async (abs) => readTextSync(abs),
+    // Read on the publisher's thread; we own the tree, so temp files and locks in it are a dead writer's.
+    readFolder: (dir) => publisher.readFolder(dir),
     // The file and the lines still waiting, read in one turn of the event loop (publisher.lines).
     async readJsonl<T>(abs: string) {
       const text = readTextSync(abs) ?? '';

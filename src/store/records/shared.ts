@@ -1,6 +1,7 @@
 // The store of a tree several processes may share (tools, tests): compare-and-set under the record's
 // proper-lockfile lock, every write durable on its own (temp, fsync, rename), effects right after it.
-import { access, readFile, unlink } from 'node:fs/promises';
+import { access, readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../../lib/log.ts';
 import { KeyedMutex } from '../../lib/mutex.ts';
@@ -96,6 +97,11 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
       return text === undefined ? undefined : (JSON.parse(text) as T);
     },
     readText,
+    async readFolder(dir) {
+      const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json'));
+      const texts = await Promise.all(names.map(async (n) => [n, await readText(join(dir, n))] as const));
+      return texts.filter((x): x is readonly [string, string] => x[1] !== undefined).map(([n, t]) => [n, t]);
+    },
     readJsonl,
     create,
     // One by one; a failure takes back the files already created (best effort: tools and tests only).
