@@ -23,28 +23,23 @@ export interface RetryOptions {
   timers: Timers;
   minMs: number;
   maxMs: number;
-  /** Most tries in all (default: until it succeeds or `retryable` says no). */
-  tries?: number;
   /** False: give up at once with this error (default: every error is retried). */
   retryable?(err: unknown): boolean;
   /** Told about each failure that will be retried. */
   onRetry?(err: unknown, attempt: number, delayMs: number): void;
-  /** Stop waiting and give up with the last error. */
-  signal?: AbortSignal;
 }
 
-/** Run `fn` until it resolves, waiting a growing delay (on `timers`) between failed tries. */
+/** Run `fn` until it resolves or fails with an error `retryable` refuses, waiting a growing delay (on `timers`) between tries. */
 export async function retry<T>(fn: (attempt: number) => Promise<T>, o: RetryOptions): Promise<T> {
   const delays = backoff(o.minMs, o.maxMs);
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn(attempt);
     } catch (err) {
-      if (attempt >= (o.tries ?? Infinity) || o.signal?.aborted || !(o.retryable?.(err) ?? true)) throw err;
+      if (!(o.retryable?.(err) ?? true)) throw err;
       const ms = delays.next();
       o.onRetry?.(err, attempt, ms);
-      await sleep(o.timers, ms, o.signal);
-      if (o.signal?.aborted) throw err;
+      await sleep(o.timers, ms);
     }
   }
 }

@@ -1,0 +1,24 @@
+// Scratch (not committed): seed N, peak RSS after seeding and after a W=32 drain of 20k, then restart time.
+import { readFileSync } from 'node:fs';
+import { runLoop } from './lib/loop.ts';
+import { peakRssMiB } from './lib/stats.ts';
+import { seedTasks, startSvc, svcSteps, waitSettled } from './lib/svc-server.ts';
+const N = Number(process.env.N ?? 100000);
+const build = process.env.BUILD ?? '/work/wt-12/dist/cli/main.js';
+const cmd = { mode: 'dist' as const, argv: [build] };
+const server = await startSvc({ command: cmd });
+let t0 = Date.now();
+await seedTasks(server, N, 'bench');
+console.log(`seeded ${N} in ${(Date.now() - t0) / 1000} s; RSS now ${Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024)} MiB, peak ${await peakRssMiB(server.pid)} MiB`);
+await waitSettled(server);
+console.log(`settled after ${(Date.now() - t0) / 1000} s; peak ${await peakRssMiB(server.pid)} MiB`);
+const s = svcSteps(server, 'bench', 32);
+const r = await runLoop(s.steps, 32, Number(process.env.CAP ?? 20));
+s.close();
+console.log(`W=32 ${Math.round(r.cycles / r.seconds)} cycles/s over ${r.cycles}; peak ${await peakRssMiB(server.pid)} MiB`);
+await server.stop();
+t0 = Date.now();
+const again = await startSvc({ repo: server.repo, command: cmd });
+console.log(`restart with ${N} tasks: ${(Date.now() - t0) / 1000} s until it listens; peak ${await peakRssMiB(again.pid)} MiB`);
+await again.stop();
+server.repo.cleanup();
