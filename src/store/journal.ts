@@ -23,8 +23,6 @@ export interface JournalOp {
 export interface Journal {
   /** Resolves once the operation is on disk and handed to `deliver`; StorageUnavailable when refused. */
   append(op: JournalOp): Promise<void>;
-  /** Rotate, have every delivered change reach its file, syncfs, drop the journals; false: they stay. */
-  checkpoint(): Promise<boolean>;
   /** Stop the timer and checkpoint a last time (`settled`: the files are written, drop the journals). */
   close(): Promise<void>;
   /** Bytes journaled that no finished checkpoint covers yet. */
@@ -66,7 +64,10 @@ export async function listRotated(dir: string): Promise<string[]> {
   return all.filter((n) => /^journal\.\d{10}\.jsonl$/.test(n)).sort();
 }
 
-/** The journal of a tree this process owns (it holds the server lock): nobody else writes it. */
+/**
+ * The journal of a tree this process owns (it holds the server lock): nobody else writes it. A
+ * checkpoint (timer, size) rotates it, has every delivered change reach its file, syncfs, drops it.
+ */
 export function createJournal(o: JournalOptions): Journal {
   const paths = journalPaths(o.layout);
   const timers = o.timers ?? systemTimers;
@@ -117,7 +118,6 @@ export function createJournal(o: JournalOptions): Journal {
       dirty = true;
       if (log.written - covered > (o.maxBytes ?? 4 << 20)) void checkpoint().catch(onError);
     },
-    checkpoint: async () => { await running?.catch(() => undefined); return checkpoint(); },
     async close() {
       timers.clearInterval(timer);
       await log.drain();

@@ -71,7 +71,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   };
 
   // A text waiting for the publisher comes first. Read synchronously: a few-KiB file in the page cache
-  // costs microseconds, where thread-pool reads queue behind the journal's datasyncs.
+  // costs microseconds, less than a round trip through the thread pool.
   const readTextSync = (abs: string): string | undefined => {
     const waiting = publisher.peek(abs);
     if (waiting !== undefined) return waiting ?? undefined;
