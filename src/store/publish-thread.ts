@@ -7,8 +7,8 @@ import type { PublishReply, PublishRequest } from './publish-worker.ts';
 /** Files replaced (or deleted) off the event loop; per file, undefined when written, else its error. */
 export interface PublishThread {
   write(files: [abs: string, text: string | null][]): Promise<({ code?: string; message: string } | undefined)[]>;
-  /** The `*.json` texts of a folder by name (temp files and locks of a dead writer removed). */
-  readFolder(dir: string): Promise<[name: string, text: string][]>;
+  /** The `*.json` texts of a folder by name (temp files and locks of a dead writer removed), `pending` texts over them. */
+  readFolder(dir: string, pending: Iterable<[abs: string, text: string | null]>): Promise<[name: string, text: string][]>;
   terminate(): Promise<void>;
 }
 
@@ -52,9 +52,16 @@ export function createPublishThread(): PublishThread {
       const reply = await ask({ id: ++nextId, files });
       return 'results' in reply ? reply.results.map((r) => r ?? undefined) : [];
     },
-    async readFolder(folder) {
+    async readFolder(folder, pending) {
       const reply = await ask({ id: ++nextId, folder });
-      return 'texts' in reply ? reply.texts : [];
+      const found = new Map('texts' in reply ? reply.texts : []);
+      for (const [abs, text] of pending) {
+        const name = abs.slice(folder.length + 1);
+        if (!abs.startsWith(folder + '/') || name.includes('/') || !name.endsWith('.json')) continue;
+        if (text === null) found.delete(name);
+        else found.set(name, text);
+      }
+      return [...found];
     },
     async terminate() {
       await worker?.terminate();

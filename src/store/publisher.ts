@@ -1,6 +1,6 @@
-// Write-behind of journaled changes onto their files: record texts (temp + rename on a thread of its
-// own, coalesced per path) and appended lines (in journal order per file, on the event loop). No fsync:
-// the journal keeps them until a checkpoint's syncfs. Disk trouble is retried, never dropped.
+// Write-behind of journaled changes: record texts (overwritten in place on a thread, coalesced per path)
+// and appended lines (journal order per file, on the event loop). No fsync: the journal keeps them until
+// a checkpoint's syncfs. Disk trouble is retried, never dropped.
 import type { Logger } from '../lib/log.ts';
 import { backoff } from '../lib/retry.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
@@ -35,21 +35,19 @@ export interface PublisherOptions {
   timers?: Timers;
   /** Called after lines reached `abs` (mark it for the state commit), once per line with its note. */
   appended?(abs: string, note: string | undefined): void;
-  /** Most files handed to the writer thread in one message (default 256). */
-  chunk?: number;
   /** Backlog at which `room()` starts to wait (default 20,000). */
   highWater?: number;
   /** A text waits this long (default 50 ms), so a record written again soon after costs one file write. */
   delayMs?: number;
 }
 
-interface Text { text: string | null; seq: number; at: number }
-interface Line { line: string; note?: string; seq: number }
-interface Waiter { seq: number; resolve(): void; reject(err: unknown): void }
+type Text = { text: string | null; seq: number; at: number };
+type Line = { line: string; note?: string; seq: number };
+type Waiter = { seq: number; resolve(): void; reject(err: unknown): void };
 
 export function createPublisher(o: PublisherOptions): Publisher {
   const timers = o.timers ?? systemTimers;
-  const chunk = o.chunk ?? 256;
+  const chunk = 256; // files per message to the thread
   const highWater = o.highWater ?? 20_000;
   const delayMs = o.delayMs ?? 50;
   const texts = new Map<string, Text>();
@@ -57,8 +55,7 @@ export function createPublisher(o: PublisherOptions): Publisher {
   const thread = createPublishThread();
   const files = createLineFiles();
   const retry = backoff(50, 2000);
-  let lineCount = 0;
-  let seq = 0;
+  let lineCount = 0, seq = 0;
   let running: Promise<void> | undefined;
   let flushers: Waiter[] = [];
   let roomWaiters: (() => void)[] = [];
@@ -177,16 +174,7 @@ export function createPublisher(o: PublisherOptions): Publisher {
     },
     peek: (abs) => texts.get(abs)?.text,
     lines: (abs) => queued.get(abs)?.map((l) => l.line) ?? [],
-    async readFolder(dir) {
-      const found = new Map(await thread.readFolder(dir));
-      for (const [abs, e] of texts) {
-        if (!abs.startsWith(dir + '/') || abs.indexOf('/', dir.length + 1) >= 0 || !abs.endsWith('.json')) continue;
-        const name = abs.slice(dir.length + 1);
-        if (e.text === null) found.delete(name);
-        else found.set(name, e.text);
-      }
-      return [...found];
-    },
+    readFolder: (dir) => thread.readFolder(dir, [...texts].map(([abs, e]) => [abs, e.text])),
     flush() {
       if (!backlog()) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
