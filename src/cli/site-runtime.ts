@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
@@ -48,6 +48,8 @@ export async function startSite(o: SiteOptions): Promise<RunningSite> {
   const clock = o.clock ?? systemClock;
   const trusted = trustedProxies(o.trustProxy);
   await mkdir(o.dataDir, { recursive: true, mode: 0o700 });
+  // Subscriber addresses must never land in the user's own commits, wherever the folder is.
+  await writeFile(join(o.dataDir, '.gitignore'), '*\n', { flag: 'wx' }).catch(() => undefined);
   const { posts, skipped } = o.contentDir ? await loadPosts(o.contentDir) : { posts: [], skipped: [] };
   for (const s of skipped) o.log.warn(`content: skipped ${s}`);
   const model = createModelClient(o.model);

@@ -182,6 +182,21 @@ A('summarise: 400 for 0 or 4 hits and long queries; 502 for a bad upstream; 503 
   assert.equal(statuses, [502, 502, 503]);
 });
 
+A('more model calls than maxInFlight at once: the extra one answers 503 at once instead of queueing', async () => {
+  const busy = await startTestSite((o) => { o.model = { ...model(5000), maxInFlight: 1 }; });
+  fake.fallback = { text: 'word '.repeat(30), chunkDelayMs: 20 };
+  try {
+    const first = call(busy.url, '/api/ask', { body: { query: 'worktrees' } });
+    while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const second = await call(busy.url, '/api/ask', { body: { query: 'worktrees' } });
+    assert.equal([second.status, second.json().error.code, second.headers['retry-after']], [503, 'TEMPORARILY_UNAVAILABLE', '1']);
+    assert.is((await first).status, 200);
+    assert.is((await call(busy.url, '/api/ask', { body: { query: 'worktrees' } })).status, 200, 'the slot is free again');
+  } finally {
+    await busy.cleanup();
+  }
+});
+
 A('without a configured model: summary, ask and summarise answer 503 NOT_CONFIGURED', async () => {
   const bare = await startTestSite();
   try {

@@ -46,6 +46,7 @@ C('svc site serves its API from .sdd/site by default, with the model from the en
     assert.equal((await call(info.url, '/api/health')).json().sha, 'deadbeef');
     assert.equal((await call(info.url, '/api/notify', { body: { email: 'cli@example.org' } })).json(), { ok: true, status: 'noop' });
     assert.ok(existsSync(join(tmp.dir, '.sdd', 'site', 'subscribers.jsonl')));
+    assert.is(readFileSync(join(tmp.dir, '.sdd', 'site', '.gitignore'), 'utf8'), '*\n', 'git ignores the whole data folder');
     const events = sseEvents((await call(info.url, '/api/ask', { body: { query: 'worktrees' } })).text);
     assert.equal(events.map((e) => e.event).slice(-1), ['citations']);
     child.kill('SIGTERM');

@@ -1,5 +1,6 @@
 // /api/health, /api/csp-report, /api/notify (with and without SMTP) and /api/indexnow over HTTP.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { suite } from 'uvu';
@@ -47,6 +48,18 @@ P('csp-report: wrong type, bad JSON, declared or actual body over 32 KiB: still 
   ];
   for (const r of cases) { assert.is(r.status, 204); assert.is(r.text, ''); assert.is(r.headers['cache-control'], 'no-store'); }
   assert.is(logged.length, before);
+});
+
+P('csp-report: a chunked body that grows past 32 KiB is cut off with a silent 204', async () => {
+  const r = await new Promise<{ status: number; cache: unknown }>((resolve, reject) => {
+    const u = new URL(site.url);
+    const req = request({ host: u.hostname, port: u.port, path: '/api/csp-report', method: 'POST', headers: { 'content-type': 'application/csp-report', 'transfer-encoding': 'chunked' } },
+      (res) => { res.resume(); resolve({ status: res.statusCode ?? 0, cache: res.headers['cache-control'] }); });
+    req.on('error', reject);
+    for (let i = 0; i < 40; i++) req.write('x'.repeat(1024));
+    req.end();
+  });
+  assert.equal(r, { status: 204, cache: 'no-store' });
 });
 
 P('csp-report: GET → 405 "use POST" with Allow: POST', async () => {
@@ -118,6 +131,18 @@ P('notify with SMTP: a welcome mail, then subscribed; a refusing server → 502 
   } finally {
     await mailing.cleanup();
     await smtp.close();
+  }
+});
+
+P('notify: a data folder that refuses the write → a flat "unexpected" 5xx, never a hang', async () => {
+  const broken = await startTestSite();
+  try {
+    mkdirSync(join(broken.dataDir, 'subscribers.jsonl'));
+    const r = await call(broken.url, '/api/notify', { body: { email: 'disk@example.org' } });
+    assert.ok(r.status >= 500, String(r.status));
+    assert.equal([r.json().ok, r.json().error], [false, 'unexpected']);
+  } finally {
+    await broken.cleanup();
   }
 });
 
