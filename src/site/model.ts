@@ -68,6 +68,45 @@ export function deltaText(data: string): string {
   return typeof content === 'string' ? content : '';
 }
 
+/** One call in flight: its controller, a timer that aborts as `timeout`, and its classification of failures. */
+interface Call {
+  ctrl: AbortController;
+  /** (Re)start the timer: the call is aborted as `timeout` after `ms` without another arm. */
+  arm(ms: number): void;
+  /** Free the slot, stop the timer, abort what is left (idempotent). */
+  release(): void;
+  failure(err: unknown): ModelError;
+}
+
+// A call slot (or `busy`), a controller joined to the caller's signal, and its first timer.
+function startCall(slots: { used: number; max: number }, timeoutMs: number, signal?: AbortSignal): Call {
+  if (slots.used >= slots.max) throw new ModelError('busy', 'the model is busy; retry shortly');
+  slots.used++;
+  const ctrl = new AbortController();
+  let timedOut = false, released = false, timer: NodeJS.Timeout | undefined;
+  const arm = (ms: number) => { clearTimeout(timer); timer = setTimeout(() => { timedOut = true; ctrl.abort(); }, ms); };
+  const onCaller = () => ctrl.abort();
+  signal?.addEventListener('abort', onCaller, { once: true });
+  arm(timeoutMs);
+  return {
+    ctrl, arm,
+    release() {
+      if (released) return;
+      released = true;
+      slots.used--;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onCaller);
+      ctrl.abort();
+    },
+    failure(err) {
+      if (err instanceof ModelError) return err;
+      if (timedOut) return new ModelError('timeout', 'the model did not answer in time');
+      if (signal?.aborted) return new ModelError('aborted', 'the client went away');
+      return new ModelError('unreachable', 'the model endpoint could not be reached');
+    },
+  };
+}
+
 /** A client for any OpenAI-compatible chat completions endpoint; every call ends by its timeouts. */
 export function createModelClient(s: ModelSettings): ModelClient {
   const configured = Boolean(s.url && s.model);
@@ -75,34 +114,10 @@ export function createModelClient(s: ModelSettings): ModelClient {
   const timeoutMs = s.timeoutMs ?? 30_000, idleMs = s.idleMs ?? 15_000, maxInFlight = s.maxInFlight ?? 16;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (s.key) headers.authorization = `Bearer ${s.key}`;
-  let inFlight = 0;
-
-  // A call slot, a controller joined to the caller's signal, and a timer that aborts as `timeout`.
+  const slots = { used: 0, max: maxInFlight };
   const begin = (signal?: AbortSignal) => {
     if (!configured) throw new ModelError('not_configured', 'the upstream model is not configured');
-    if (inFlight >= maxInFlight) throw new ModelError('busy', 'the model is busy; retry shortly');
-    inFlight++;
-    const ctrl = new AbortController();
-    const state = { timedOut: false, released: false, timer: undefined as NodeJS.Timeout | undefined };
-    const arm = (ms: number) => { clearTimeout(state.timer); state.timer = setTimeout(() => { state.timedOut = true; ctrl.abort(); }, ms); };
-    const onCaller = () => ctrl.abort();
-    signal?.addEventListener('abort', onCaller, { once: true });
-    const release = () => {
-      if (state.released) return;
-      state.released = true;
-      inFlight--;
-      clearTimeout(state.timer);
-      signal?.removeEventListener('abort', onCaller);
-      ctrl.abort();
-    };
-    const failure = (err: unknown) => {
-      if (err instanceof ModelError) return err;
-      if (state.timedOut) return new ModelError('timeout', 'the model did not answer in time');
-      if (signal?.aborted) return new ModelError('aborted', 'the client went away');
-      return new ModelError('unreachable', 'the model endpoint could not be reached');
-    };
-    arm(timeoutMs);
-    return { ctrl, arm, release, failure };
+    return startCall(slots, timeoutMs, signal);
   };
 
   const post = async (body: unknown, ctrl: AbortController): Promise<Response> => {
@@ -148,7 +163,7 @@ export function createModelClient(s: ModelSettings): ModelClient {
 }
 
 // The streamed deltas; a JSON answer (an endpoint that does not stream) is one token.
-async function* readTokens(res: Response, call: { arm(ms: number): void; release(): void; failure(e: unknown): ModelError }, idleMs: number): AsyncGenerator<string> {
+async function* readTokens(res: Response, call: Call, idleMs: number): AsyncGenerator<string> {
   try {
     if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
       yield answerText(JSON.parse(await res.text()));
