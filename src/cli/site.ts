@@ -1,4 +1,4 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { sddLayout } from '../store/layout.ts';
@@ -76,12 +76,13 @@ export const siteCommand = command({ name: 'site', description: 'Serve the websi
     if (err.code === 'EADDRINUSE') throw new CliError(`port ${opts.port} on ${opts.host} is already in use`);
     throw err;
   });
-  writeFileSync(join(opts.dataDir, 'site.json'), JSON.stringify({ pid: process.pid, host: site.host, port: site.port, url: site.url, started_at: new Date().toISOString() }) + '\n');
+  const info = join(opts.dataDir, 'site.json');
+  writeFileSync(info, JSON.stringify({ pid: process.pid, host: site.host, port: site.port, url: site.url, started_at: new Date().toISOString() }) + '\n');
   log.success(`svc site listening on ${site.url} (data in ${opts.dataDir}, ${site.deps.content.posts.size} posts)`);
   await new Promise<void>((done) => {
     const stop = (signal: string) => {
       log.info(`${signal}: stopping`);
-      site.stop().catch((err) => log.error('shutdown failed', err)).finally(done);
+      site.stop().catch((err) => log.error('shutdown failed', err)).finally(() => { rmSync(info, { force: true }); done(); });
     };
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));

@@ -52,6 +52,7 @@ C('svc site serves its API from .sdd/site by default, with the model from the en
     child.kill('SIGTERM');
     const code = await new Promise((r) => child.once('exit', r));
     assert.is(code, 0);
+    assert.not.ok(existsSync(join(tmp.dir, '.sdd', 'site', 'site.json')), 'site.json removed at shutdown');
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     await fake.close();
