@@ -19,6 +19,7 @@ const main = defineCommand({
     tenant: tenantCommand,
     audit: auditCommand,
     task: taskCommand,
+    site: () => import('./site.ts').then((m) => m.siteCommand),
   },
 });
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ID_PATTERN } from './ids.ts';
 
 /** Folders under `.sdd` that are never committed to refs/sdd/state. */
-export const UNCOMMITTED_DIRS = ['runtime', 'secrets', 'worktrees'] as const;
+export const UNCOMMITTED_DIRS = ['runtime', 'secrets', 'worktrees', 'site'] as const;
 
 /** Every path of the `.sdd` tree, in one place. `root` is the repository work tree. */
 export function sddLayout(root: string) {
@@ -32,6 +32,8 @@ export function sddLayout(root: string) {
     adminToken: join(sdd, 'secrets', 'admin.token'),
     auditKey: join(sdd, 'secrets', 'audit.key'),
     worktrees: join(sdd, 'worktrees'),
+    /** `svc site` data (subscribers, summary cache) unless --data-dir says otherwise; never committed. */
+    site: join(sdd, 'site'),
     task: (id: string) => join(sdd, shardedRel('tasks', id, '.json')),
     progress: (id: string) => join(sdd, shardedRel('progress', id, '.jsonl')),
     gates: (id: string) => join(sdd, shardedRel('gates', id, '.json')),
