@@ -19,6 +19,8 @@ const main = defineCommand({
     tenant: tenantCommand,
     audit: auditCommand,
     task: taskCommand,
+    compliance: () => import('./compliance.ts').then((m) => m.complianceCommand),
+    cluster: () => import('./cluster.ts').then((m) => m.clusterCommand),
   },
 });
 

@@ -6,3 +6,9 @@ export { hipaaWarnings, observe, snapshot, type Facts, type Observation, type Ob
 export { RISK_LEVELS, classifyTask, classifyText, summariseRisk, type RiskLevel, type RiskRecord, type TaskText } from './eu-ai-act.ts';
 export { regoPackage, renderRego } from './rego.ts';
 export { gatherFacts, stateHead } from './gather.ts';
+export { DEADLINE, DESCRIPTOR_FLAGS, assess, classify, conformity, svcDescriptor, techDoc, type Descriptor } from './assess.ts';
+export { listRows, renderCheck, renderList, renderReport, renderRisk } from './render.ts';
+export { disableFramework, enableFramework, enabledFrameworks, readDescriptor, readRiskRecords, runAssess, runCheck, writeRego } from './run.ts';
+export { CSV_COLUMNS, EXPORT_FORMATS, governed, renderExport, toCsv, toOscal, toSarif, uuidFor, type AuditVerdict, type EvidenceRow, type ExportFormat, type ExportInput } from './export.ts';
+export { collectEvidence } from './history.ts';
+export { GOVERN_LABEL, InventoryError, inventory, inventoryHash, listingItems, previousWorkloads, renderInventory, transitions, type GovernState, type Transition, type Workload } from './inventory.ts';
