@@ -56,12 +56,13 @@ function assertedFlags(c: RunContext): Partial<Record<InputName, InputValue>> {
 /** `svc compliance check`: exit 1 when a failing policy reaches --fail-on (default critical). */
 export const checkCommand = command({ name: 'compliance check', description: 'Evaluate policies against what the .sdd tree shows; flags assert inputs' }, {
   framework: { type: 'string', description: `One of ${FRAMEWORKS.join(', ')} (default: the enabled frameworks, else all)` },
-  'fail-on': { type: 'enum', options: [...FAIL_ON], description: 'Exit 1 when a failing policy has this severity or higher (default critical; none never fails)' },
+  'fail-on': { type: 'string', description: 'Exit 1 when a failing policy has this severity or higher (default critical; none never fails)' },
   'as-of': { type: 'string', description: 'Day ages are measured to, YYYY-MM-DD (default: today, UTC)' },
   ...JSON_OUTPUT,
   ...INPUT_FLAGS,
 }, async (c) => {
-  const failOn = (c.values['fail-on'] ?? 'critical') as FailOn;
+  const failOn = String(c.values['fail-on'] ?? 'critical').toLowerCase() as FailOn;
+  if (!FAIL_ON.includes(failOn)) throw new UsageError(`--fail-on must be one of ${FAIL_ON.join(', ')} (got '${failOn}')`);
   const out = await runCheck(treeLayout(c), { framework: frameworkArg(c.values.framework), flags: assertedFlags(c), failOn, asOf: asOfArg(c.values['as-of']) });
   if (wantsJson(c)) printJson(c, out);
   else c.out(renderCheck({ frameworks: out.frameworks, asOf: out.as_of, results: out.results, summary: out.summary, hipaa: out.hipaa_warnings }));

@@ -10,13 +10,13 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** `svc compliance export --format sarif|oscal|csv --since D --until D [--output FILE]`. */
 export const exportCommand = command({ name: 'compliance export', description: 'Evidence of a window from the board: task → session branch → gate report → merge commit, with the audit chain' }, {
-  format: { type: 'enum', options: [...EXPORT_FORMATS], description: 'sarif | oscal | csv' },
+  format: { type: 'string', description: 'sarif | oscal | csv' },
   since: { type: 'string', description: 'First day, YYYY-MM-DD (UTC)' },
   until: { type: 'string', description: 'Last day, YYYY-MM-DD (UTC, inclusive)' },
   output: { type: 'string', description: 'Write here instead of standard output' },
 }, async (c) => {
   const format = c.values.format as ExportFormat | undefined;
-  if (!format) throw new UsageError(`--format is required (${EXPORT_FORMATS.join(', ')})`);
+  if (!format || !EXPORT_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
   const since = String(c.values.since ?? '');
   const until = String(c.values.until ?? '');
   if (!DAY.test(since) || Number.isNaN(Date.parse(since))) throw new UsageError(`--since expects YYYY-MM-DD, got '${since}'`);
