@@ -4,8 +4,9 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { listTokens, tokenState } from '../auth/index.ts';
-import { AuditKeyError, formatAuditBreak, listSegments, verifyAudit } from '../observe/index.ts';
+import { AuditKeyError, formatAuditBreak, listSegments } from '../observe/index.ts';
 import { createGit, STATE_REF, type SddLayout } from '../store/index.ts';
+import { verifyChainCached } from './audit-chain.ts';
 import type { Facts } from './evidence.ts';
 
 const SBOM_FILES = ['sbom.json', 'sbom.cdx.json', 'sbom.spdx.json', 'bom.json', 'bom.cdx.json'];
@@ -33,7 +34,7 @@ async function auditFacts(layout: SddLayout): Promise<Facts['audit']> {
     ...names.map((n) => ({ path: `.sdd/audit/${n}`, date: n.slice(0, 10) })),
   ].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
   try {
-    const v = await verifyAudit(layout);
+    const v = await verifyChainCached(layout);
     if (v.records === 0 && v.ok) return { segments, records: 0, verdict: 'empty' };
     return { segments, records: v.records, verdict: v.ok ? 'ok' : 'broken', ...(v.firstBroken ? { broken: formatAuditBreak(v.firstBroken) } : {}) };
   } catch (err) {
