@@ -32,6 +32,21 @@ test('check remembers verified segments, and a segment edited since (same size) 
   }
 });
 
+test('with a state history the audit evidence names its commit, and log integrity holds', async () => {
+  const repo = fixtureRepo('board');
+  try {
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('git', ['update-ref', 'refs/sdd/state', 'HEAD'], { cwd: repo.dir });
+    const head = execFileSync('git', ['rev-parse', 'refs/sdd/state'], { cwd: repo.dir, encoding: 'utf8' }).trim();
+    const out = await runCheck(sddLayout(repo.dir), { framework: 'soc2', flags: {}, failOn: 'none', asOf });
+    const r = out.results.find((x) => x.policy_id === 'soc2-cc7-04')!;
+    assert.is(r.passed, true);
+    assert.ok(r.evidence_refs.includes(`refs/sdd/state@${head}`), r.evidence_refs.join(' '));
+  } finally {
+    repo.cleanup();
+  }
+});
+
 test('without .sdd/secrets/audit.key the chain is not observed: the input falls back to an assertion', async () => {
   const repo = fixtureRepo('board');
   try {
