@@ -20,6 +20,8 @@ const main = defineCommand({
     audit: auditCommand,
     task: taskCommand,
     site: () => import('./site.ts').then((m) => m.siteCommand),
+    compliance: () => import('./compliance.ts').then((m) => m.complianceCommand),
+    cluster: () => import('./cluster.ts').then((m) => m.clusterCommand),
   },
 });
 

@@ -8,7 +8,7 @@ import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } f
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
 import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
-import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+import { TaskService, backfillRiskRecords, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
@@ -58,6 +58,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const rolled = await recoverBatches(tasks);
   if (rolled) log.info(`rolled forward ${rolled} task(s) of an interrupted batch`);
   log.info(`loaded ${await tasks.load()} task(s)`);
+  // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
+  const backfilled = await backfillRiskRecords(tasks);
+  if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
 
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
   if (!authEnv.disabled && !authEnv.authToken) {

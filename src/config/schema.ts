@@ -66,6 +66,8 @@ export const ConfigSchema = Type.Object(
     janitor: Type.Object({ max_reopens: Type.Integer({ minimum: 0, default: 2 }) }, { default: {} }),
     merge: Type.Object({ base: Type.Optional(Type.String({ minLength: 1 })) }, { default: {} }),
     tenants: Type.Object({ default_max_tasks: Type.Integer({ minimum: 1, default: 1000 }) }, { default: {} }),
+    // `hipaa` switches on HIPAA mode for `svc compliance check` (docs/compliance.md).
+    compliance: Type.String({ default: 'standard', description: 'Compliance mode: standard or hipaa' }),
   },
   { default: {}, additionalProperties: true },
 );

@@ -20,6 +20,8 @@ export function sddLayout(root: string) {
     auditDir: join(sdd, 'audit'),
     metricsRuns: join(sdd, 'metrics', 'runs.jsonl'),
     clusterDir: join(sdd, 'cluster'),
+    euAiActDir: join(sdd, 'eu_ai_act'),
+    complianceDir: join(sdd, 'compliance'),
     runtime,
     serverLock: join(runtime, 'server.lock'),
     serverInfo: join(runtime, 'server.json'),
@@ -41,6 +43,7 @@ export function sddLayout(root: string) {
     log: (sid: string) => join(runtime, 'logs', `${checked(sid)}.log`),
     kill: (sid: string) => join(runtime, 'signals', `${checked(sid)}.kill`),
     worktree: (sid: string) => join(sdd, 'worktrees', checked(sid)),
+    euAiAct: (id: string) => join(sdd, 'eu_ai_act', `${checked(id)}.json`),
   };
 }
 export type SddLayout = ReturnType<typeof sddLayout>;

@@ -1,5 +1,6 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { classifyTask } from '../compliance/index.ts';
 import { notFound, unprocessable } from '../lib/http-error.ts';
 import { RecordExists } from '../store/types.ts';
 import { findCycle } from './graph.ts';
@@ -54,7 +55,7 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
     await svc.deps.store.writeJson(intent, { tasks });
     const { createAll } = svc.deps.store;
     try {
-      if (createAll) await createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, note: `create ${t.id}`, audit: svc.auditEntry(t, who, 'task.create', details(t)) })));
+      if (createAll) await createAll(tasks.flatMap((t) => creations(svc, t, svc.auditEntry(t, who, 'task.create', details(t)))));
       else await persistAll(svc, tasks, who);
     } catch (err) {
       // createAll leaves nothing behind; files created one by one are taken back.
@@ -93,7 +94,10 @@ async function persistAll(svc: TaskService, tasks: Task[], who: Actor): Promise<
 // The intent goes only once every file is gone; if one stays, the next start rolls the batch forward.
 async function undoBatch(svc: TaskService, tasks: Task[], intent: string): Promise<void> {
   let undone = true;
-  for (const t of tasks) await svc.deps.store.remove(svc.deps.layout.task(t.id), `undo create ${t.id}`).catch(() => { undone = false; });
+  for (const t of tasks) {
+    await svc.deps.store.remove(svc.deps.layout.task(t.id), `undo create ${t.id}`).catch(() => { undone = false; });
+    await svc.deps.store.remove(svc.deps.layout.euAiAct(t.id)).catch(() => undefined);
+  }
   if (undone) await rm(intent, { force: true }).catch(() => undefined);
 }
 
@@ -153,7 +157,36 @@ function prepare(svc: TaskService, input: TaskCreate, who: Actor, pending: Task[
   return newTask(input, { id, now: svc.deps.clock.iso(), tenant: who.tenant });
 }
 
+// A task's files: the task and its EU AI Act record (.sdd/eu_ai_act/<id>.json, compliance domain), created
+// together so the record is committed into refs/sdd/state with the task. The one place a creation names its files.
+function creations(svc: TaskService, task: Task, audit?: Record<string, unknown>) {
+  return [
+    { abs: svc.deps.layout.task(task.id), value: task as Task | ReturnType<typeof classifyTask>, note: `create ${task.id}`, audit },
+    { abs: svc.deps.layout.euAiAct(task.id), value: classifyTask(task) },
+  ];
+}
+
+// On the server's store both files go in one journal write (no extra latency, both or neither); on a shared
+// tree the record follows the task, and backfillRiskRecords at the next start covers a crash in between.
 async function persist(svc: TaskService, task: Task, audit?: Record<string, unknown>): Promise<boolean> {
+  const [own, risk] = creations(svc, task, audit) as [ReturnType<typeof creations>[0], ReturnType<typeof creations>[1]];
+  const { store } = svc.deps;
+  try {
+    if (store.createAll) await store.createAll([own, risk]);
+    else {
+      await store.create(own.abs, task, own.note, audit);
+      await store.writeJson(risk.abs, risk.value);
+    }
+    return true;
+  } catch (err) {
+    // A record left by an undone creation: the task alone, the record stays.
+    if (err instanceof RecordExists && err.path === risk.abs) return persistAlone(svc, task, audit);
+    if (err instanceof RecordExists) return false;
+    throw err;
+  }
+}
+
+async function persistAlone(svc: TaskService, task: Task, audit?: Record<string, unknown>): Promise<boolean> {
   try {
     await svc.deps.store.create(svc.deps.layout.task(task.id), task, `create ${task.id}`, audit);
     return true;
@@ -163,3 +196,13 @@ async function persist(svc: TaskService, task: Task, audit?: Record<string, unkn
   }
 }
 
+/** Write the EU AI Act record of every task on the board that has none (at start); returns how many were written. */
+export async function backfillRiskRecords(svc: TaskService): Promise<number> {
+  const have = new Set((await readdir(svc.deps.layout.euAiActDir).catch(() => [] as string[])).map((f) => f.slice(0, -5)));
+  const missing = svc.board.all().filter((t) => !have.has(t.id));
+  // 64 at a time, so an old board's records share journal datasyncs instead of paying one each.
+  for (let i = 0; i < missing.length; i += 64) {
+    await Promise.all(missing.slice(i, i + 64).map((t) => svc.deps.store.writeJson(svc.deps.layout.euAiAct(t.id), classifyTask(t), `eu_ai_act ${t.id}`)));
+  }
+  return missing.length;
+}
