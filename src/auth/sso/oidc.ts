@@ -69,10 +69,17 @@ export function createOidcClient(cfg: OidcConfig, o: { clientSecret?: string; cl
           name: str(all.name) ?? str(all.preferred_username) ?? str(all.email), groups: groupsOf(all[cfg.groups_claim]),
         };
       } catch (err) {
-        throw badRequest(`OIDC login failed: ${String((err as Error).message ?? err).slice(0, 300)}`);
+        throw badRequest(`OIDC login failed: ${describe(err)}`);
       }
     },
   };
+}
+
+// openid-client's messages are generic ("unexpected JWT claim value"); the check that failed is its cause.
+function describe(err: unknown): string {
+  const e = err as { message?: string; code?: string; cause?: unknown };
+  const inner = e.cause instanceof Error ? `: ${e.cause.message}` : '';
+  return `${String(e.message ?? err)}${inner}${e.code ? ` [${e.code}]` : ''}`.slice(0, 300);
 }
 
 async function discover(cfg: OidcConfig, o: { clientSecret?: string; clockSkewS: number }): Promise<oidc.Configuration> {
