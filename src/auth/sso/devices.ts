@@ -8,25 +8,28 @@ import {
 
 export type Random = (bytes: number) => Buffer;
 
-/** Fixed-window attempt counter per key (session, IP): at most `max` tries per `windowMs`. */
+/** Fixed-window failure counter per key (session, IP): blocked after `max` failures within `windowMs`. */
 export class AttemptLimiter {
-  private hits = new Map<string, { start: number; n: number }>();
+  private fails = new Map<string, { start: number; n: number }>();
   constructor(private readonly max: number, private readonly windowMs: number) {}
 
-  /** Count one attempt at `now`; the seconds to wait when over the limit, else null. */
-  hit(key: string, now: number): number | null {
-    const cur = this.hits.get(key);
-    if (!cur || now - cur.start >= this.windowMs) {
-      if (this.hits.size > 10_000) this.prune(now);
-      this.hits.set(key, { start: now, n: 1 });
-      return null;
-    }
-    cur.n += 1;
-    return cur.n > this.max ? Math.ceil((cur.start + this.windowMs - now) / 1000) : null;
+  /** Seconds to wait when `key` has used up its failures at `now`, else null. */
+  blocked(key: string, now: number): number | null {
+    const cur = this.fails.get(key);
+    if (!cur || now - cur.start >= this.windowMs || cur.n < this.max) return null;
+    return Math.max(1, Math.ceil((cur.start + this.windowMs - now) / 1000));
+  }
+
+  /** Count one failure of `key` at `now`. */
+  fail(key: string, now: number): void {
+    const cur = this.fails.get(key);
+    if (cur && now - cur.start < this.windowMs) { cur.n += 1; return; }
+    if (this.fails.size > 10_000) this.prune(now);
+    this.fails.set(key, { start: now, n: 1 });
   }
 
   private prune(now: number): void {
-    for (const [k, v] of this.hits) if (now - v.start >= this.windowMs) this.hits.delete(k);
+    for (const [k, v] of this.fails) if (now - v.start >= this.windowMs) this.fails.delete(k);
   }
 }
 
@@ -37,7 +40,7 @@ const INVALID_CODE = 'Invalid or expired user code';
 export class DeviceRegistry {
   private byDevice = new Map<string, DeviceRecord>();
   private byUser = new Map<string, string>();
-  /** Code entry: 10 attempts per 10 minutes for each session and each client address. */
+  /** Code entry: 10 wrong codes per 10 minutes for each session and each client address. */
   readonly entryLimit = new AttemptLimiter(10, 600_000);
 
   constructor(private readonly deps: { clock: Clock; random?: Random }) {}

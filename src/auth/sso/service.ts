@@ -121,9 +121,17 @@ export class SsoService {
   async authorizeDevice(userCode: string, p: Principal, ip: string) {
     if (p.kind !== 'session' || !p.sid) throw unauthorized('Sign in with single sign-on to authorize a device');
     const now = this.deps.clock.now();
-    const wait = this.devices.entryLimit.hit(`sid:${p.sid}`, now) ?? this.devices.entryLimit.hit(`ip:${ip}`, now);
-    if (wait !== null) throw tooMany('Too many code attempts; try again later', wait);
-    const rec = this.devices.authorize(userCode, p.actor);
+    const limit = this.devices.entryLimit;
+    const keys = [`sid:${p.sid}`, `ip:${ip}`];
+    const wait = keys.map((k) => limit.blocked(k, now)).find((s) => s !== null);
+    if (wait !== undefined && wait !== null) throw tooMany('Too many wrong codes; try again later', wait);
+    let rec;
+    try {
+      rec = this.devices.authorize(userCode, p.actor);
+    } catch (err) {
+      for (const k of keys) limit.fail(k, now);
+      throw err;
+    }
     await this.audit({
       actor: p.actor, action: 'auth.device_authorize', resource_type: 'user', resource_id: p.actor,
       details: { user_code: rec.userCode, client_name: rec.clientName, ip },
