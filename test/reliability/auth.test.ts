@@ -115,7 +115,7 @@ test('without SSO configured every listed /auth route answers 404 "SSO is not co
     ['POST', '/auth/cli/device'], ['POST', '/auth/cli/token'], ['POST', '/auth/cli/authorize'], ['POST', '/auth/logout'],
     ['GET', '/auth/group-mappings'], ['PUT', '/auth/group-mappings'], ['GET', '/auth/users']];
   for (const [method, path] of listed) {
-    for (const headers of [{}, { authorization: `Bearer ${s.token}` }]) {
+    for (const headers of [{}, { authorization: `Bearer ${s.token}` }] as Record<string, string>[]) {
       const res = await call(method!, path!, headers);
       assert.is(res.status, 404, `${method} ${path}`);
       assert.equal(res.json, { detail: 'SSO is not configured' });
