@@ -9,7 +9,7 @@ import { normalizeUserCode } from './device.ts';
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1d232a}
-h1{font-size:1.4rem}code,input{font:1.1rem ui-monospace,monospace}input{letter-spacing:.15em;text-transform:uppercase;padding:.4rem;width:11ch}
+h1{font-size:1.4rem}code,input{font:1.1rem ui-monospace,monospace}input{letter-spacing:.15em;text-transform:uppercase;padding:.4rem;width:13ch}
 button,a.button{font:inherit;padding:.45rem .9rem;border:1px solid #2b5fd9;background:#2b5fd9;color:#fff;border-radius:4px;text-decoration:none;cursor:pointer}
 button.plain{background:#fff;color:#2b5fd9}.who{background:#f2f5fa;padding:.6rem .8rem;border-radius:4px}#result{min-height:1.5em;font-weight:600}`;
 
