@@ -21,6 +21,7 @@ const main = defineCommand({
     task: taskCommand,
     login: () => import('./login.ts').then((m) => m.loginCommand),
     logout: () => import('./login.ts').then((m) => m.logoutCommand),
+    site: () => import('./site.ts').then((m) => m.siteCommand),
   },
 });
 

@@ -82,7 +82,7 @@ export function defaultStatus(route: Route): number {
 }
 
 /** A route compiled once at mount time. */
-interface Prepared {
+export interface Prepared {
   route: Route;
   params: (path: string) => Record<string, string>;
   paramsV?: Validator;
@@ -91,7 +91,8 @@ interface Prepared {
   status: number;
 }
 
-function prepare(route: Route, refs: TSchema[]): Prepared {
+/** Compile a route's matchers and validators once, at mount time. */
+export function prepare(route: Route, refs: TSchema[]): Prepared {
   return {
     route,
     params: paramMatcher(route.path),
@@ -124,7 +125,7 @@ export function rateLimit(deps: PipelineDeps, ip: string, principal: Principal |
 const UNSUPPORTED = new HttpError(415, 'Content-Type must be application/json');
 
 // Body by the route's declaration: raw Buffer, JSON (or form) validated against `body`, or nothing.
-async function readRequestBody(p: Prepared, req: IncomingMessage, limit: number): Promise<unknown> {
+export async function readRequestBody(p: Prepared, req: IncomingMessage, limit: number): Promise<unknown> {
   const { route, bodyV } = p;
   if (route.rawBody) return readBody(req, limit);
   if (!bodyV) return undefined;
@@ -168,7 +169,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
 }
 
 // Turn a handler's return value into the response (RAW or an already-started response: leave it).
-function answer(res: ServerResponse, result: unknown, status: number): void {
+export function answer(res: ServerResponse, result: unknown, status: number): void {
   if (result === RAW) return;
   if (isReply(result)) {
     const out: Outgoing = { status: result.status ?? status, body: result.body };

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ID_PATTERN } from './ids.ts';
 
 /** Folders under `.sdd` that are never committed to refs/sdd/state. */
-export const UNCOMMITTED_DIRS = ['runtime', 'secrets', 'worktrees'] as const;
+export const UNCOMMITTED_DIRS = ['runtime', 'secrets', 'worktrees', 'site'] as const;
 
 /** Every path of the `.sdd` tree, in one place. `root` is the repository work tree. */
 export function sddLayout(root: string) {
@@ -36,6 +36,8 @@ export function sddLayout(root: string) {
     ssoSessions: join(sdd, 'secrets', 'sso-sessions.json'),
     groupMappings: join(sdd, 'auth', 'group-mappings.json'),
     worktrees: join(sdd, 'worktrees'),
+    /** `svc site` data (subscribers, summary cache) unless --data-dir says otherwise; never committed. */
+    site: join(sdd, 'site'),
     task: (id: string) => join(sdd, shardedRel('tasks', id, '.json')),
     progress: (id: string) => join(sdd, shardedRel('progress', id, '.jsonl')),
     gates: (id: string) => join(sdd, shardedRel('gates', id, '.json')),
