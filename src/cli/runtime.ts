@@ -8,6 +8,7 @@ import { createSso, ssoRoutes } from '../auth/sso/index.ts';
 import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit, type AuditLog } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
+import { CliError } from './args.ts';
 import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
@@ -116,11 +117,16 @@ async function startSso(o: RuntimeOptions, audit: AuditLog, onWrite: (abs: strin
   const secretEnv = cfg.oidc?.client_secret_env;
   if (secretEnv && !o.env[secretEnv]) o.log.warn(`auth.sso.oidc.client_secret_env names ${secretEnv}, which is not set: using PKCE without a client secret`);
   const metadataFile = cfg.saml?.idp_metadata_file;
-  return createSso({
-    config: cfg, layout: o.layout, clock: systemClock, log: o.log.withTag('sso'), audit, onWrite,
-    ...(secretEnv && o.env[secretEnv] ? { oidcClientSecret: o.env[secretEnv] } : {}),
-    ...(metadataFile ? { samlMetadataXml: readFileSync(resolve(o.root, metadataFile), 'utf8') } : {}),
-  });
+  try {
+    return await createSso({
+      config: cfg, layout: o.layout, clock: systemClock, log: o.log.withTag('sso'), audit, onWrite,
+      ...(secretEnv && o.env[secretEnv] ? { oidcClientSecret: o.env[secretEnv] } : {}),
+      ...(metadataFile ? { samlMetadataXml: readFileSync(resolve(o.root, metadataFile), 'utf8') } : {}),
+    });
+  } catch (err) {
+    // A bad SSO setup (no IdP certificate, unreadable metadata, corrupt mappings file) stops the start with its reason.
+    throw new CliError(`auth.sso: ${(err as Error).message}`);
+  }
 }
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not

@@ -47,8 +47,8 @@ export function createSamlClient(cfg: SamlConfig, o: { clockSkewS: number; metad
   const meta = o.metadataXml ? idpFromMetadata(o.metadataXml) : { certs: [] as string[] };
   const idpCert = cfg.idp_cert ? [cfg.idp_cert] : meta.certs;
   const entryPoint = cfg.idp_sso_url ?? ('ssoUrl' in meta ? meta.ssoUrl : undefined);
-  if (idpCert.length === 0) throw new Error('auth.sso.saml needs idp_cert or an idp_metadata_file with a signing certificate');
-  if (!entryPoint) throw new Error('auth.sso.saml needs idp_sso_url (or an HTTP-Redirect SingleSignOnService in the metadata)');
+  if (idpCert.length === 0) throw new Error('saml needs idp_cert or an idp_metadata_file with a signing certificate');
+  if (!entryPoint) throw new Error('saml needs idp_sso_url (or an HTTP-Redirect SingleSignOnService in the metadata)');
   const saml = new SAML({
     entryPoint, issuer: cfg.sp_entity_id, callbackUrl: cfg.sp_acs_url, audience: cfg.sp_entity_id, idpCert,
     ...(cfg.idp_entity_id ? { idpIssuer: cfg.idp_entity_id } : {}),
