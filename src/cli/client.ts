@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError } from './args.ts';
+import { storedToken } from './credentials.ts';
 
 /** Where a client command finds the server: env first, then the local `.sdd`. */
 export interface Endpoint {
@@ -8,7 +9,7 @@ export interface Endpoint {
   token?: string;
 }
 
-/** SERVICE_SERVER_URL / SERVICE_AUTH_TOKEN, else `.sdd/runtime/server.json` and `.sdd/secrets/admin.token` under `workdir`. */
+/** SERVICE_SERVER_URL / SERVICE_AUTH_TOKEN, else `.sdd/runtime/server.json`, the stored `svc login` token and `.sdd/secrets/admin.token` under `workdir`. */
 export function resolveEndpoint(env: NodeJS.ProcessEnv, workdir: string, overrides: { server?: string; token?: string } = {}): Endpoint {
   const sdd = join(workdir, '.sdd');
   let url = overrides.server ?? env.SERVICE_SERVER_URL;
@@ -17,7 +18,8 @@ export function resolveEndpoint(env: NodeJS.ProcessEnv, workdir: string, overrid
     if (info?.port) url = `http://${info.host && info.host !== '0.0.0.0' ? info.host : '127.0.0.1'}:${info.port}`;
   }
   url ??= `http://${env.SERVICE_HOST ?? '127.0.0.1'}:${env.SERVICE_PORT ?? '8052'}`;
-  let token = overrides.token ?? env.SERVICE_AUTH_TOKEN;
+  // A token given (flag, env) wins; then the user's `svc login` for this server; then the local admin token.
+  let token = overrides.token || env.SERVICE_AUTH_TOKEN || storedToken(env, url);
   if (!token && existsSync(join(sdd, 'secrets', 'admin.token'))) token = readFileSync(join(sdd, 'secrets', 'admin.token'), 'utf8').trim();
   return { url: url.replace(/\/+$/, ''), token: token || undefined };
 }

@@ -19,6 +19,8 @@ const main = defineCommand({
     tenant: tenantCommand,
     audit: auditCommand,
     task: taskCommand,
+    login: () => import('./login.ts').then((m) => m.loginCommand),
+    logout: () => import('./login.ts').then((m) => m.logoutCommand),
     site: () => import('./site.ts').then((m) => m.siteCommand),
     compliance: () => import('./compliance.ts').then((m) => m.complianceCommand),
     cluster: () => import('./cluster.ts').then((m) => m.clusterCommand),

@@ -1,12 +1,14 @@
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
-import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } from '../observe/index.ts';
+import { createSso, ssoRoutes } from '../auth/sso/index.ts';
+import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit, type AuditLog } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
+import { CliError } from './args.ts';
 import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, backfillRiskRecords, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
@@ -67,12 +69,13 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     const admin = await ensureAdminToken(layout, clock);
     if (admin.created) log.info(`created an admin token in ${admin.path} (0600); use it as 'Authorization: Bearer <token>'`);
   }
-  const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth') });
+  const sso = await startSso(o, audit, (abs, text, note) => committer.touch(abs, note, text));
+  const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth'), ...(sso ? { sessions: sso.sso } : {}) });
   const metrics = createMetrics();
   metrics.gauge('svc_tasks', 'Tasks by status', 'status', () => tasks.board.counts() as unknown as Record<string, number>);
   metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files), in refs/sdd/state (state_paths), or checkpointed out of the journal (journal_bytes)', 'kind',
     () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));
-  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks)];
+  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks), ...ssoRoutes(sso)];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
     root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env,
@@ -109,6 +112,24 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await store.close();
     },
   };
+}
+
+// SSO from auth.sso: the OIDC client secret from the variable client_secret_env names, SAML IdP metadata from its file.
+async function startSso(o: RuntimeOptions, audit: AuditLog, onWrite: (abs: string, text: string, note: string) => void) {
+  const cfg = o.config.auth.sso;
+  const secretEnv = cfg.oidc?.client_secret_env;
+  if (secretEnv && !o.env[secretEnv]) o.log.warn(`auth.sso.oidc.client_secret_env names ${secretEnv}, which is not set: using PKCE without a client secret`);
+  const metadataFile = cfg.saml?.idp_metadata_file;
+  try {
+    return await createSso({
+      config: cfg, layout: o.layout, clock: systemClock, log: o.log.withTag('sso'), audit, onWrite,
+      ...(secretEnv && o.env[secretEnv] ? { oidcClientSecret: o.env[secretEnv] } : {}),
+      ...(metadataFile ? { samlMetadataXml: readFileSync(resolve(o.root, metadataFile), 'utf8') } : {}),
+    });
+  } catch (err) {
+    // A bad SSO setup (no IdP certificate, unreadable metadata, corrupt mappings file) stops the start with its reason.
+    throw new CliError(`auth.sso: ${(err as Error).message}`);
+  }
 }
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not

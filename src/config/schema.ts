@@ -17,6 +17,42 @@ const AdapterConfig = Type.Object(
   { additionalProperties: true },
 );
 
+const ROLE_NAMES = ['admin', 'operator', 'agent', 'viewer'] as const;
+
+// Single sign-on (DECISIONS.md, docs/sso.md): no provider = SSO not configured, every listed /auth route answers 404.
+const d = (description: string) => ({ description });
+const SsoConfig = Type.Object(
+  {
+    session_ttl_s: Type.Integer({ minimum: 60, maximum: 31_536_000, default: 86_400, ...d('Lifetime of a sign-in session (browser and svc login)') }),
+    default_role: Type.Union(ROLE_NAMES.map((r) => Type.Literal(r)), { default: 'viewer', ...d('Role of a user none of whose groups is mapped') }),
+    public_url: Type.Optional(Type.String({ pattern: '^https?://', ...d('Base URL people reach the server at (device page, cookies); default: the Host of each request') })),
+    clock_skew_s: Type.Integer({ minimum: 0, maximum: 300, default: 60, ...d('Clock difference tolerated on ID tokens and SAML assertions') }),
+    oidc: Type.Optional(Type.Object({
+      enabled: Type.Boolean({ default: true, ...d('false: /auth/login?provider=oidc answers 400') }),
+      issuer_url: Type.String({ pattern: '^https?://', ...d('OpenID provider (discovery at /.well-known/openid-configuration); http only on loopback') }),
+      client_id: Type.String({ minLength: 1, ...d('Client id registered at the IdP') }),
+      client_secret_env: Type.Optional(Type.String({ minLength: 1, ...d('Environment variable holding the client secret (none: public client, PKCE only)') })),
+      redirect_uri: Type.String({ pattern: '^https?://', ...d('This server\'s /auth/oidc/callback as registered at the IdP') }),
+      scopes: Type.String({ default: 'openid email profile groups', ...d('Scopes asked for') }),
+      groups_claim: Type.String({ default: 'groups', ...d('Claim (userinfo or ID token) listing the user\'s groups') }),
+    }, d('OpenID Connect provider'))),
+    saml: Type.Optional(Type.Object({
+      enabled: Type.Boolean({ default: true, ...d('false: /auth/login?provider=saml answers 400') }),
+      idp_sso_url: Type.Optional(Type.String({ pattern: '^https?://', ...d('IdP single sign-on URL (HTTP-Redirect binding); or from idp_metadata_file') })),
+      idp_cert: Type.Optional(Type.String({ minLength: 1, ...d('IdP signing certificate (PEM); or idp_metadata_file') })),
+      idp_metadata_file: Type.Optional(Type.String({ minLength: 1, ...d('IdP metadata XML, relative to the repository') })),
+      idp_entity_id: Type.Optional(Type.String({ minLength: 1, ...d('Expected Issuer of responses (recommended; unset: not checked)') })),
+      sp_entity_id: Type.String({ minLength: 1, ...d('This service provider\'s entity id (the audience)') }),
+      sp_acs_url: Type.String({ pattern: '^https?://', ...d('This server\'s /auth/saml/acs (the recipient)') }),
+      attr_email: Type.String({ default: 'email', ...d('Attribute holding the email') }),
+      attr_name: Type.String({ default: 'displayName', ...d('Attribute holding the display name') }),
+      attr_groups: Type.String({ default: 'memberOf', ...d('Attribute listing the groups') }),
+    }, d('SAML 2.0 identity provider'))),
+  },
+  { default: {}, ...d('Single sign-on (docs/sso.md)') },
+);
+export type SsoConfig = Static<typeof SsoConfig>;
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -37,7 +73,7 @@ export const ConfigSchema = Type.Object(
       },
       { default: {} },
     ),
-    auth: Type.Object({ enabled: Type.Boolean({ default: true }) }, { default: {} }),
+    auth: Type.Object({ enabled: Type.Boolean({ default: true }), sso: SsoConfig }, { default: {} }),
     state: Type.Object(
       {
         commit_interval_ms: Type.Integer({ minimum: 10, default: 250 }),

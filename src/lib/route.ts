@@ -10,14 +10,16 @@ export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
 /** The authenticated caller of a request. */
 export interface Principal {
   /** How the caller proved itself. */
-  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac';
+  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac' | 'session';
   role: Role;
   /** Tenant the credential is bound to; null = may name any tenant. */
   tenant: string | null;
-  /** Stable name for logs, audit and rate limits (token id, "env", "anonymous"). */
+  /** Stable name for logs, audit and rate limits (token id, user id, "env", "anonymous"). */
   actor: string;
   /** Set on agent tokens scoped to one task. */
   taskId?: string;
+  /** Set on SSO sign-in sessions (the actor is then the user id). */
+  sid?: string;
 }
 
 /** What a handler sees. Params, query and body are already validated (and query values converted). */

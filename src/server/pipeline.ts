@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
 import { accessDenied } from '../auth/roles.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
+import { sessionCookieOf } from '../auth/sso/cookie.ts';
 import { forbidden, HttpError, tooMany } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import { isReply, RAW, type Principal, type Route } from '../lib/route.ts';
@@ -107,7 +108,7 @@ async function identify(route: Route, req: IncomingMessage, auth: Authenticator)
   if (route.access === 'public') return { principal: auth.disabled ? await auth.resolve(undefined) : ANONYMOUS };
   if (route.access === 'hmac') return { principal: HMAC };
   try {
-    return { principal: await auth.resolve(req.headers.authorization) };
+    return { principal: await auth.resolve(req.headers.authorization, sessionCookieOf(req)) };
   } catch (error) {
     return { error };
   }
@@ -116,7 +117,7 @@ async function identify(route: Route, req: IncomingMessage, auth: Authenticator)
 /** 429 when the client (token actor, else IP) is over its rate; loopback may be exempt. */
 export function rateLimit(deps: PipelineDeps, ip: string, principal: Principal | undefined): void {
   if (!deps.limiter || (deps.exemptLoopback && isLoopback(ip))) return;
-  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file');
+  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file' || principal.kind === 'session');
   const wait = deps.limiter.check(byToken ? `actor:${principal.actor}` : `ip:${ip}`);
   if (wait !== null) throw tooMany('Rate limit exceeded', wait);
 }

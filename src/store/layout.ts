@@ -33,6 +33,10 @@ export function sddLayout(root: string) {
     tokens: join(sdd, 'secrets', 'tokens.json'),
     adminToken: join(sdd, 'secrets', 'admin.token'),
     auditKey: join(sdd, 'secrets', 'audit.key'),
+    sessionKey: join(sdd, 'secrets', 'session.key'),
+    ssoUsers: join(sdd, 'secrets', 'sso-users.json'),
+    ssoSessions: join(sdd, 'secrets', 'sso-sessions.json'),
+    groupMappings: join(sdd, 'auth', 'group-mappings.json'),
     worktrees: join(sdd, 'worktrees'),
     /** `svc site` data (subscribers, summary cache) unless --data-dir says otherwise; never committed. */
     site: join(sdd, 'site'),

@@ -9,7 +9,7 @@ import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { rawRequest, report, sleep } from './lib.ts';
 
-const PUBLIC = ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/.well-known/agent.json', '/docs', '/openapi.json'];
+const PUBLIC = ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/.well-known/agent.json', '/docs', '/openapi.json', '/auth/providers'];
 const JSON_CT = { 'content-type': 'application/json' };
 
 const test = suite('auth');
@@ -108,6 +108,26 @@ test('a token bound to another tenant sees 404 for the task and 403 naming the o
   const own = await call('GET', '/tasks?limit=100', acme);
   assert.equal(own.json.tasks, [], 'the acme token lists none of default\'s tasks');
   assert.is((await s.api('GET', `/tasks/${task.id}`)).body.version, task.version, 'the other tenant changed nothing');
+});
+
+test('without SSO configured every listed /auth route answers 404 "SSO is not configured", with or without a token', async () => {
+  const listed = [['GET', '/auth/login'], ['GET', '/auth/oidc/callback'], ['POST', '/auth/saml/acs'], ['GET', '/auth/saml/metadata'],
+    ['POST', '/auth/cli/device'], ['POST', '/auth/cli/token'], ['POST', '/auth/cli/authorize'], ['POST', '/auth/logout'],
+    ['GET', '/auth/group-mappings'], ['PUT', '/auth/group-mappings'], ['GET', '/auth/users']];
+  for (const [method, path] of listed) {
+    for (const headers of [{}, { authorization: `Bearer ${s.token}` }] as Record<string, string>[]) {
+      const res = await call(method!, path!, headers);
+      assert.is(res.status, 404, `${method} ${path}`);
+      assert.equal(res.json, { detail: 'SSO is not configured' });
+    }
+  }
+  const providers = await call('GET', '/auth/providers', {});
+  assert.is(providers.json.configured, false);
+  assert.equal(providers.json.providers, []);
+  assert.is((await call('GET', '/auth/me', {})).status, 401);
+  const me = await call('GET', '/auth/me', { authorization: `Bearer ${tok.viewer}` });
+  assert.is(me.json.role, 'viewer', 'a token sees its own role');
+  assert.is(me.json.kind, 'token');
 });
 
 test('public paths answer without a token', async () => {
