@@ -1,11 +1,16 @@
 import { HttpError } from '../lib/http-error.ts';
+import { claimOne } from './claims.ts';
 import { classifyCompletion } from './contract.ts';
 import { isTerminal } from './machine.ts';
 import type { Task } from './schema.ts';
 import type { Actor, TaskService } from './service.ts';
 
-/** Complete with the completion contract: done, refused, or failed with a 422 carrying the failed task. */
+/**
+ * Complete with the completion contract: done, refused, or failed with a 422 carrying the failed task. An open
+ * task is first claimed for the caller (DECISIONS.md: claim and complete in one step, each audited).
+ */
 export async function completeTask(svc: TaskService, id: string, body: { result_summary: string; payload?: Record<string, unknown> }, who: Actor): Promise<Task> {
+  if (svc.visible(id, who.tenant).status === 'open') await claimOne(svc, id, { agent_id: who.actor }, who);
   const verdict = classifyCompletion(body);
   if (verdict.kind === 'empty') {
     const task = await finish(svc, id, 'fail_summary', { reason: 'completion missing summary' }, who);

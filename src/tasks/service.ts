@@ -95,7 +95,7 @@ export class TaskService {
       const batch = await Promise.all(
         names.filter((f) => f.endsWith('.json') && isValidId(f.slice(0, -5))).map((f) => this.deps.store.readJson<Task>(join(dir, shard, f)).catch(() => undefined)),
       );
-      for (const t of batch) if (t) { this.board.upsert(t); n++; }
+      for (const t of batch) if (t) { this.board.upsert(upgrade(t)); n++; }
     }
     return n;
   }
@@ -132,7 +132,7 @@ export class TaskService {
           if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
           opts.check?.(cur);
           from = cur.status;
-          return transition(cur, op, input as never, this.deps.clock.iso());
+          return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
         },
         { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input), audit: (n: Task) => this.auditEntry(n, who, `task.${op}`, { from, to: n.status }) },
       );
@@ -160,7 +160,7 @@ export class TaskService {
     try {
       const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
         if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
-        return { ...cur, ...changes, updated_at: this.deps.clock.iso() };
+        return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
       }, { note: `patch ${id}`, audit: (n: Task) => this.auditEntry(n, who, 'task.patch', changes) });
       await this.changed(next, who, 'task.patch', changes, held);
       return next;
@@ -245,6 +245,11 @@ export class TaskService {
       this.deps.log.warn(`parent ${parentId} roll-up skipped: ${(err as Error).message}`);
     }
   }
+}
+
+// Fields added to the task record after a file was written get their defaults when it is read.
+function upgrade(t: Task): Task {
+  return t.branch === undefined ? { ...t, branch: null } : t;
 }
 
 function noteFor(op: string, id: string, input: Record<string, unknown>): string {
