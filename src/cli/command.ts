@@ -11,7 +11,7 @@ export interface RunContext {
 
 const COMMON: ArgsDef = {
   json: { type: 'boolean', description: 'Print JSON for programs' },
-  workdir: { type: 'string', description: 'Repository work tree (default: current directory)' },
+  workdir: { type: 'string', valueHint: 'dir', description: 'The repository to work in (default: the current directory)' },
 };
 
 /** A citty command whose arguments are validated strictly and whose errors map to exit codes (usage 2, failure 1). */

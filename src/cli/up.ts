@@ -80,7 +80,7 @@ function untilSignal(runtime: Runtime, log: Logger, release: () => Promise<void>
 
 /** `svc up` / `svc run`: serve the repository's task board and run its agents until SIGINT/SIGTERM. */
 export const upCommand = (name: string) =>
-  command({ name, description: 'Serve the task API for a repository and run its orchestrator' }, ARGS, async ({ values, env }) => {
+  command({ name, description: name === 'up' ? 'Serve the task API for a repository and run its orchestrator' : 'Same as svc up' }, ARGS, async ({ values, env }) => {
     const log = createLogger({ json: Boolean(values['log-json']) });
     const { root, gitCommonDir } = checkWorkTree(resolve(String(values.workdir ?? process.cwd())));
     const layout = sddLayout(root);
