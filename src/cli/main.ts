@@ -24,5 +24,11 @@ export const main = defineCommand({
 });
 
 // Run only as the program (the CLI reference generator imports the tree); bin links resolve to this file.
-const self = fileURLToPath(import.meta.url);
-if (process.argv[1] && realpathSync(process.argv[1]) === self) void runCli(main, process.argv.slice(2));
+const isProgram = (arg: string | undefined): boolean => {
+  try {
+    return !!arg && realpathSync(arg) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+};
+if (isProgram(process.argv[1])) void runCli(main, process.argv.slice(2));
