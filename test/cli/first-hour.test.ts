@@ -43,7 +43,10 @@ F('list shows unfinished tasks newest first with long titles cut; --all adds fin
   assert.is(bad.code, 1);
   assert.is(bad.stderr, 'svc task list: GET /tasks/search → 422: status must be one of open, claimed, in_progress, done, failed, closed, blocked, waiting_for_subtasks, refused, cancelled, orphaned\n');
   assert.is(bad.stderr.split('\n').length, 2, 'one line');
-  const [short, none] = await Promise.all([svc('task', 'show', a.id.slice(0, 5)), svc('task', 'show', 'zzzzzzz')]);
+  await post(`/tasks/${b.id}/block`, { reason: 'merge conflict: x' });
+  const [short, none, closed] = await Promise.all([svc('task', 'show', a.id.slice(0, 5)), svc('task', 'show', 'zzzzzzz'), svc('task', 'close', b.id, '--merged', '--json')]);
+  assert.is(closed.code, 0, closed.stderr);
+  assert.is(JSON.parse(closed.stdout).status, 'closed', 'close --merged closes a blocked task');
   assert.is(short.code, 3, 'a prefix under 6 characters is taken as an id: not found');
   assert.is(none.code, 3);
   assert.match(none.stderr, /no task id starts with 'zzzzzzz'/);
