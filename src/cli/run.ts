@@ -54,6 +54,8 @@ export const stripAnsi = (text: string): string => text.replace(/\u001b\[[0-9;]*
 /** Run the CLI: help, version, then the command; usage errors exit 2 (DECISIONS.md "CLI exit codes"). */
 export async function runCli(root: CommandDef, argv: string[]): Promise<void> {
   const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+  // `svc task list | head -1`: a reader that goes away ends the command quietly, not with a stack trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => { if (err.code === 'EPIPE') process.exit(0); throw err; });
   let found: ResolvedCommand | undefined;
   try {
     const meta = await resolve(root.meta ?? {});
