@@ -14,7 +14,8 @@ const WORKING_FAILS = { fail_summary: 'failed', fail_contract: 'failed', fail: '
 
 /** The state machine of DECISIONS.md as one table: (state, op) -> next state; a missing pair answers 409. */
 export const TRANSITIONS = {
-  open: { claim: 'claimed', fail: 'failed', block: 'blocked', split: 'waiting_for_subtasks', cancel: 'cancelled' },
+  // complete from open: claimed for the caller and completed in one write (DECISIONS.md, clients of the original server).
+  open: { claim: 'claimed', complete: 'done', fail: 'failed', block: 'blocked', split: 'waiting_for_subtasks', cancel: 'cancelled' },
   claimed: {
     start: 'in_progress', release: 'open', complete: 'done', refuse: 'refused', ...WORKING_FAILS,
     block: 'blocked', wait: 'waiting_for_subtasks', split: 'waiting_for_subtasks', cancel: 'cancelled',
@@ -119,15 +120,14 @@ const reasonOf = (i: TransitionInput): string | null => i.reason ?? i.error ?? n
 // Field changes of each op besides status and updated_at (DECISIONS.md, States and transitions).
 function sideFields(task: Task, op: TaskOp, input: TransitionInput, now: string): Partial<Task> {
   switch (op) {
-    case 'claim':
-      return {
-        claimed_by_session: input.claimed_by_session ?? null, assigned_agent: input.assigned_agent ?? null,
-        node_id: input.node_id ?? null, claimed_at: now, claim_count: task.claim_count + 1, status_reason: null, branch: input.branch ?? null,
-      };
+    case 'claim': return claimedBy(task, input, now);
     case 'start': return { status_reason: null };
     case 'release':
       return { ...CLEAR_CLAIM, status_reason: reasonOf(input), retry_count: task.retry_count + (input.count_retry ? 1 : 0) };
-    case 'complete': return { result_summary: input.result_summary ?? null, completed_at: now, failure: null, status_reason: null };
+    case 'complete': {
+      const claim = task.status === 'open' ? claimedBy(task, input, now) : {};
+      return { ...claim, result_summary: input.result_summary ?? null, completed_at: now, failure: null, status_reason: null };
+    }
     case 'refuse': return { result_summary: input.result_summary ?? null, completed_at: now, failure: null, status_reason: refusalReason(input) };
     case 'fail_summary': return failed(input, now, { type: 'missing_summary', reason: reasonOf(input) ?? 'completion missing summary' });
     case 'fail_contract': return failed(input, now, { type: 'contract_violation', reason: reasonOf(input) ?? 'contract violation', path: input.path ?? '' });
@@ -143,6 +143,13 @@ function sideFields(task: Task, op: TaskOp, input: TransitionInput, now: string)
     case 'reopen': return reopened(task, input);
     case 'cancel': return { status_reason: reasonOf(input), completed_at: now };
   }
+}
+
+function claimedBy(task: Task, input: TransitionInput, now: string): Partial<Task> {
+  return {
+    claimed_by_session: input.claimed_by_session ?? null, assigned_agent: input.assigned_agent ?? null,
+    node_id: input.node_id ?? null, claimed_at: now, claim_count: task.claim_count + 1, status_reason: null, branch: input.branch ?? null,
+  };
 }
 
 function failed(input: TransitionInput, now: string, failure: Failure): Partial<Task> {

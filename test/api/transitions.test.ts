@@ -50,15 +50,15 @@ const OPS: Record<string, { verb: string; call: (id: string) => Promise<Res>; st
   cancel: { verb: 'cancel', call: (id) => a.verb(id, 'cancel', {}), status: 200 },
 };
 
-// DECISIONS.md, States and transitions: operation -> (allowed sources, target). Complete from open claims the
-// task for the caller first, then completes it as from claimed (so refusals and failed completions too).
+// DECISIONS.md, States and transitions: operation -> (allowed sources, target). Complete from open claims the task
+// for the caller and completes it in one step; a bad report on an open task is a 422 that changes nothing (below).
 const TABLE: [op: string, from: string[], to: string][] = [
   ['claim', ['open'], 'claimed'],
   ['release', ['claimed', 'in_progress'], 'open'],
   ['complete', ['open', 'claimed', 'in_progress', 'waiting_for_subtasks'], 'done'],
-  ['refuse', ['open', 'claimed', 'in_progress'], 'refused'],
-  ['complete_empty', ['open', 'claimed', 'in_progress'], 'failed'],
-  ['complete_violation', ['open', 'claimed', 'in_progress'], 'failed'],
+  ['refuse', ['claimed', 'in_progress'], 'refused'],
+  ['complete_empty', ['claimed', 'in_progress'], 'failed'],
+  ['complete_violation', ['claimed', 'in_progress'], 'failed'],
   ['fail', ['open', 'claimed', 'in_progress', 'blocked', 'waiting_for_subtasks'], 'failed'],
   ['close', ['done'], 'closed'],
   ['close_merged', ['blocked', 'done'], 'closed'],
@@ -89,6 +89,7 @@ T('every disallowed (state, operation) pair answers 409 "Cannot <verb> task \'<i
   for (const from of STATES) {
     for (const [op, froms] of TABLE) {
       if (froms.includes(from)) continue;
+      if (from === 'open' && (op === 'complete_empty' || op === 'complete_violation')) continue;
       // A task waiting for subtasks accepts only the valid-summary complete; the failing completes are 409 too.
       const t = await inState(from);
       const r = await OPS[op]!.call(t.id);
@@ -100,6 +101,17 @@ T('every disallowed (state, operation) pair answers 409 "Cannot <verb> task \'<i
     }
   }
   assert.ok(checked > 60, `checked ${checked} pairs`);
+});
+
+T('a bad completion report on an open task answers 422 and leaves it open (nobody held it, so nothing is failed)', async () => {
+  for (const op of ['complete_empty', 'complete_violation']) {
+    const t = await inState('open');
+    const r = await OPS[op]!.call(t.id);
+    assert.is(r.status, 422, JSON.stringify(r.body));
+    assert.type(r.body.detail, 'string');
+    const after = await a.get(t.id);
+    assert.equal([after.status, after.version], ['open', t.version]);
+  }
 });
 
 T('claim with a stale expected_version answers 409 naming both versions; the right one claims', async () => {

@@ -15,7 +15,7 @@ const EXPECTED: Record<TaskOp, [TaskStatus[], TaskStatus]> = {
   claim: [['open'], 'claimed'],
   start: [['claimed'], 'in_progress'],
   release: [['claimed', 'in_progress'], 'open'],
-  complete: [['claimed', 'in_progress', 'waiting_for_subtasks'], 'done'],
+  complete: [['open', 'claimed', 'in_progress', 'waiting_for_subtasks'], 'done'],
   refuse: [['claimed', 'in_progress'], 'refused'],
   fail_summary: [['claimed', 'in_progress'], 'failed'],
   fail_contract: [['claimed', 'in_progress'], 'failed'],
@@ -65,7 +65,10 @@ const SIDE: Record<TaskOp, (after: Task, before: Task) => void> = {
     assert.is(a.status_reason, 'agent could not start');
     assert.is(a.claim_count, 1, 'claim count is history, kept');
   },
-  complete: (a) => { assert.is(a.result_summary, 'did it'); assert.is(a.completed_at, NOW); assert.is(a.failure, null); },
+  complete: (a, b) => {
+    assert.is(a.result_summary, 'did it'); assert.is(a.completed_at, NOW); assert.is(a.failure, null);
+    assert.is(a.claim_count, b.claim_count + (b.status === 'open' ? 1 : 0), 'from open it is claimed in the same step');
+  },
   refuse: (a) => { assert.is(a.status_reason, 'out of scope'); assert.is(a.completed_at, NOW); assert.is(a.failure, null); },
   fail_summary: (a) => { assert.equal(a.failure, { type: 'missing_summary', reason: 'completion missing summary' }); assert.is(a.completed_at, NOW); },
   fail_contract: (a) => assert.equal(a.failure, { type: 'contract_violation', reason: 'Expected integer', path: '/tests/passed' }),
