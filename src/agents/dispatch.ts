@@ -2,11 +2,11 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createToken } from '../auth/index.ts';
 import { HttpError } from '../lib/http-error.ts';
-import { claimOne, type Task } from '../tasks/index.ts';
+import { claimOne, type GateReport, type Task } from '../tasks/index.ts';
 import { chooseAdapter, planLaunch, type AdapterName } from './adapters.ts';
-import { agentBranch } from './git-util.ts';
+import { agentBranch, graveyardRef, revParse } from './git-util.ts';
 import { exitFilePath, spawnAgent } from './process.ts';
-import { agentEnv, buildPrompt, promptPath } from './prompt.ts';
+import { agentEnv, buildPrompt, promptPath, type PreviousAttempt } from './prompt.ts';
 import { newSessionId, removeSessionFiles, saveSession, type AgentContext, type Session, type SessionRecord } from './sessions.ts';
 import { addWorktree } from './worktrees.ts';
 
@@ -100,8 +100,10 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
   };
   // The record comes first: after a crash, a task claimed by this session is known to be ours.
   await saveSession(ctx, rec);
+  let claimed: Task;
   try {
-    await claimOne(ctx.svc, task.id, { claimed_by_session: sid, expectedVersion: task.version }, who);
+    // The branch on the claim: dependents of this task wait until its work is merged (closed), not just done.
+    claimed = await claimOne(ctx.svc, task.id, { claimed_by_session: sid, expectedVersion: task.version, branch: agentBranch(sid) }, who);
   } catch (err) {
     await removeSessionFiles(ctx.layout, sid);
     ctx.log.debug(`dispatch of ${task.id} skipped: ${(err as Error).message}`);
@@ -110,7 +112,7 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
   const s: Session = { rec, child: null, exit: null, busy: false };
   ctx.sessions.set(sid, s);
   try {
-    await launch(ctx, s, task);
+    await launch(ctx, s, claimed);
   } catch (err) {
     await failedStart(ctx, s, err as Error);
   }
@@ -120,7 +122,8 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
 async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> {
   const { rec } = s;
   const wt = await addWorktree(ctx, rec.session_id, ctx.base);
-  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl });
+  const previous = await previousAttempt(ctx, task);
+  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl, ...(previous ? { previous } : {}) });
   const promptFile = promptPath(ctx.layout, rec.session_id);
   await mkdir(dirname(promptFile), { recursive: true });
   await writeFile(promptFile, prompt);
@@ -135,7 +138,7 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   const logFile = ctx.layout.log(rec.session_id);
   await mkdir(dirname(logFile), { recursive: true });
   await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path}\n`);
-  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token });
+  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, svcBinDir: ctx.svcBinDir });
   const proc = await spawnAgent({ argv: plan.argv, cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
   s.child = proc;
   void proc.exited.then((e) => { s.exit = e; });
@@ -145,6 +148,22 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
     // A quick agent may already have reported progress or completed.
     if (!(err instanceof HttpError && err.status === 409)) throw err;
   });
+}
+
+// A task the janitor reopened after failed gates: the failed gates of the last run and where its commits are kept.
+async function previousAttempt(ctx: AgentContext, task: Task): Promise<PreviousAttempt | undefined> {
+  if (!(Number(task.metadata.janitor_reopen_count) > 0)) return undefined;
+  let report: GateReport;
+  try {
+    report = JSON.parse((await ctx.store.readText(ctx.layout.gates(task.id))) ?? '') as GateReport;
+  } catch {
+    return undefined;
+  }
+  const failedGates = report.results.filter((r) => r.required && r.status !== 'pass');
+  if (report.overall_pass || failedGates.length === 0) return undefined;
+  const ref = report.session_id ? graveyardRef(report.session_id) : undefined;
+  const kept = ref && (await revParse(ctx.git, ref)) ? { workRef: ref } : {};
+  return { attempt: task.claim_count, maxReopens: ctx.config.janitor.max_reopens, failedGates, ...kept };
 }
 
 // INTERFACE Errors rule 6: an agent that cannot start gives its task back; the next tick retires the session.

@@ -60,11 +60,19 @@ async function afterMerge(ctx: AgentContext, s: Session, task: Task, who: Actor,
     await saveSession(ctx, rec);
     await setMetadata(ctx, task, who, merge.reason);
   } else {
-    const reason = `merge conflict: ${merge.paths.slice(0, 50).join(', ')}`;
-    ctx.log.warn(`task ${task.id}: ${reason}; blocking it for a human`);
+    // Retire first: it moves the work to the graveyard, and the reason says where a person finds it.
+    const kept = await retire(ctx, s, 'failed');
+    const reason = conflictReason({ taskId: task.id, paths: merge.paths, base: ctx.base, refs: kept.length ? kept : [rec.branch] });
+    ctx.log.warn(`task ${task.id}: ${reason}`);
     await fromDone(ctx, task, 'block', { reason }, who);
-    await retire(ctx, s, 'failed');
   }
+}
+
+/** The blocked reason of a merge conflict: the paths, where the work is, and how to finish by hand (pure). */
+export function conflictReason(input: { taskId: string; paths: readonly string[]; base: string; refs: readonly string[] }): string {
+  const more = input.paths.length > 50 ? ` and ${input.paths.length - 50} more` : '';
+  return `merge conflict: ${input.paths.slice(0, 50).join(', ')}${more}; the work is kept in ${input.refs.join(', ')}: ` +
+    `merge it into ${input.base} yourself, then run 'svc task close ${input.taskId} --merged'`;
 }
 
 // `metadata.merge_deferred` tells users of the board why a done task is not closed yet.

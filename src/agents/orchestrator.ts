@@ -56,7 +56,7 @@ class TickingOrchestrator implements Orchestrator {
   constructor(private readonly deps: OrchestratorDeps) {
     this.ctx = {
       root: deps.root, layout: deps.layout, git: deps.git, store: deps.store, svc: deps.svc, clock: deps.clock, log: deps.log,
-      env: deps.env, config: deps.config, base: '', serverUrl: '', sessions: new Map(), detected: [],
+      env: deps.env, config: deps.config, base: '', serverUrl: '', sessions: new Map(), detected: [], svcBinDir: deps.svcBinDir,
       randomHex: deps.randomHex ?? randomHex8,
     };
     this.fileValues = { max_agents: deps.config.orchestrator.max_agents, batch_size: deps.config.orchestrator.batch_size };

@@ -42,6 +42,8 @@ export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree'
   gates_passed: boolean | null;
   /** Why the merge into the base waits (dirty checkout, …); null when not waiting. */
   merge_deferred: string | null;
+  /** Who asked for the kill (POST /agents/{sid}/kill); set with status `killed`. */
+  killed_by?: string | null;
 }
 
 /** A session in memory: its record, our child process (null when adopted after a restart) and how it ended. */
@@ -66,6 +68,8 @@ export interface AgentDeps {
   config: Config;
   /** Base environment of agents and gates (SERVICE_AUTH_TOKEN is never passed on). */
   env: Readonly<Record<string, string | undefined>>;
+  /** Folder with an `svc` that runs this server's own CLI; put first on every agent's PATH. */
+  svcBinDir?: string;
 }
 
 /** Everything the orchestrator's parts share: deps, current config, base branch and live sessions. */

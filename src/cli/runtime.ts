@@ -9,10 +9,11 @@ import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit, ty
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
 import { CliError } from './args.ts';
+import { writeSvcShim } from './shim.ts';
 import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, backfillRiskRecords, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
-import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
+import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
 import { openSse } from '../server/index.ts';
 // --- end orchestrator ---
@@ -29,6 +30,8 @@ export interface Runtime {
   host: string;
   port: number;
   tasks: TaskService;
+  /** The agent sessions the orchestrator holds (they keep running when svc stops). */
+  agents(): SessionRecord[];
   stop(): Promise<void>;
 }
 
@@ -78,7 +81,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks), ...ssoRoutes(sso)];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
-    root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env,
+    root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime),
     reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env),
   });
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
@@ -97,6 +100,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     host: addr.host,
     port: addr.port,
     tasks,
+    agents: () => orchestrator.sessions(),
     async stop() {
       tasks.draining = true;
       // --- orchestrator (agents domain) ---

@@ -31,7 +31,9 @@ export function initSdd(root: string): boolean {
   const sdd = join(root, '.sdd');
   const fresh = !existsSync(sdd);
   mkdirSync(sdd, { recursive: true });
-  cpSync(TEMPLATE_DIR, sdd, { recursive: true, force: false, errorOnExist: false });
+  cpSync(TEMPLATE_DIR, sdd, { recursive: true, force: false, errorOnExist: false, filter: (src) => src !== join(TEMPLATE_DIR, 'gitignore') });
+  // npm leaves `.gitignore` files out of a packed tarball: the template keeps it as `gitignore`.
+  if (!existsSync(join(sdd, '.gitignore'))) cpSync(join(TEMPLATE_DIR, 'gitignore'), join(sdd, '.gitignore'));
   for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'secrets', 'worktrees']) mkdirSync(join(sdd, d), { recursive: true });
   return fresh;
 }

@@ -1,5 +1,5 @@
 // A little over 200 lines: the ready-queue heap lives here because it serves only the board.
-import { ACTIVE, SATISFIED, WORKING } from './machine.ts';
+import { ACTIVE, depSatisfied, WORKING } from './machine.ts';
 import { byCreation, emptyCounts } from './query.ts';
 import type { Task, TaskCounts, TaskStatus } from './schema.ts';
 
@@ -108,12 +108,12 @@ export class Board {
   }
   /** Number of claimable tasks queued for (role, tenant). */
   readyCount(role: string, tenant: string): number { return this.live.get(queueKey(tenant, role)) ?? 0; }
-  /** True when every dependency exists and is done or closed. */
+  /** True when every dependency exists and is satisfied (closed, or done without an agent branch to merge). */
   depsSatisfied(task: Task): boolean {
-    return task.depends_on.every((d) => { const t = this.tasks.get(d); return t !== undefined && SATISFIED.has(t.status); });
+    return task.depends_on.every((d) => { const t = this.tasks.get(d); return t !== undefined && depSatisfied(t); });
   }
 
-  /** Insert or replace a task and update every index; dependents become ready when it reaches done/closed. */
+  /** Insert or replace a task and update every index; dependents become ready when it becomes satisfied. */
   upsert(task: Task): void {
     const prev = this.tasks.get(task.id);
     if (prev) this.unindex(prev);
@@ -121,7 +121,7 @@ export class Board {
     this.tasks.set(task.id, task);
     this.index(task);
     this.refreshReady(task);
-    if (!prev || SATISFIED.has(prev.status) !== SATISFIED.has(task.status)) {
+    if (!prev || depSatisfied(prev) !== depSatisfied(task)) {
       for (const d of this.dependents(task.id)) this.refreshReady(d);
     }
   }

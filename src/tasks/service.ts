@@ -47,6 +47,18 @@ export interface Actor {
 
 type Listener = (task: Task) => void;
 
+/** How apply runs an operation. */
+export interface ApplyOptions {
+  /** Compare-and-set: refuse (409) unless the task is at this version. */
+  expectedVersion?: number;
+  /** Throw to refuse the operation on the current record (claim blockers). */
+  check?: (t: Task) => void;
+  /** false: no parent roll-up (inside a cascade). */
+  rollUp?: boolean;
+  /** An audit entry appended before the operation's own (complete from open records its implicit claim). */
+  auditFirst?: (next: Task, from: string) => { action: string; details: Record<string, unknown> } | null;
+}
+
 /** Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition. */
 export class TaskService {
   readonly board = new Board();
@@ -95,7 +107,7 @@ export class TaskService {
       const batch = await Promise.all(
         names.filter((f) => f.endsWith('.json') && isValidId(f.slice(0, -5))).map((f) => this.deps.store.readJson<Task>(join(dir, shard, f)).catch(() => undefined)),
       );
-      for (const t of batch) if (t) { this.board.upsert(t); n++; }
+      for (const t of batch) if (t) { this.board.upsert(upgrade(t)); n++; }
     }
     return n;
   }
@@ -119,7 +131,7 @@ export class TaskService {
   }
 
   /** Apply one state-machine operation to a task with compare-and-set; audits it and runs follow-ups. */
-  async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: { expectedVersion?: number; check?: (t: Task) => void; rollUp?: boolean } = {}): Promise<Task> {
+  async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: ApplyOptions = {}): Promise<Task> {
     this.visible(id, who.tenant);
     let from = '';
     let next: Task;
@@ -132,7 +144,7 @@ export class TaskService {
           if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
           opts.check?.(cur);
           from = cur.status;
-          return transition(cur, op, input as never, this.deps.clock.iso());
+          return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
         },
         { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input), audit: (n: Task) => this.auditEntry(n, who, `task.${op}`, { from, to: n.status }) },
       );
@@ -142,7 +154,8 @@ export class TaskService {
         ? this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`).then(() => undefined, (err: unknown) => err)
         : undefined;
       // The task file is the commit point: memory, audit and parent follow it even when the archive line failed.
-      await this.changed(next, who, `task.${op}`, { from, to: next.status }, held);
+      const first = opts.auditFirst?.(next, from);
+      await this.changed(next, who, `task.${op}`, { from, to: next.status }, held, first ? this.auditEntry(next, who, first.action, first.details) : undefined);
     } finally {
       held.release();
     }
@@ -160,7 +173,7 @@ export class TaskService {
     try {
       const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
         if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
-        return { ...cur, ...changes, updated_at: this.deps.clock.iso() };
+        return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
       }, { note: `patch ${id}`, audit: (n: Task) => this.auditEntry(n, who, 'task.patch', changes) });
       await this.changed(next, who, 'task.patch', changes, held);
       return next;
@@ -182,9 +195,12 @@ export class TaskService {
    * the append fails (the answer is then 503, the change stands), it is retried in the background under
    * an extension of `held`, so the journaled entry stays until it is in the log or the next start.
    */
-  async changed(task: Task, who: Actor, action: string, details: Record<string, unknown>, held?: Hold): Promise<void> {
+  async changed(task: Task, who: Actor, action: string, details: Record<string, unknown>, held?: Hold, before?: TaskAuditEntry): Promise<void> {
+    // Memory first, before any await: a later change of the same task must never be overwritten by this one.
     this.board.upsert(task);
     const entry = this.auditEntry(task, who, action, details);
+    // Not journaled (the write carries one entry): a crash right here loses it, the main entry still says from 'open'.
+    if (before) await this.deps.audit.append(before).catch((err: unknown) => this.deps.log.warn(`audit of ${before.action} on ${task.id} failed: ${(err as Error).message}`));
     try {
       await this.deps.audit.append(entry);
     } catch (err) {
@@ -245,6 +261,11 @@ export class TaskService {
       this.deps.log.warn(`parent ${parentId} roll-up skipped: ${(err as Error).message}`);
     }
   }
+}
+
+// Fields added to the task record after a file was written get their defaults when it is read.
+function upgrade(t: Task): Task {
+  return t.branch === undefined ? { ...t, branch: null } : t;
 }
 
 function noteFor(op: string, id: string, input: Record<string, unknown>): string {

@@ -77,11 +77,18 @@ T('a merge conflict blocks the task for a human and keeps the agent\'s work in t
   writeFileSync(join(h.repo.dir, 'README.md'), 'user version\n');
   h.repo.git('commit', '-q', '-am', 'user readme');
   await h.until(() => h.task(t.id).status === 'blocked', 15_000, 'blocked');
-  assert.is(h.task(t.id).status_reason, 'merge conflict: README.md');
   assert.is(readFileSync(join(h.repo.dir, 'README.md'), 'utf8'), 'user version\n');
   const [ref] = refs('refs/sdd/graveyard/');
   assert.ok(ref);
   assert.is(h.repo.git('show', `${ref}:README.md`), 'agent version');
+  assert.is(h.task(t.id).status_reason, `merge conflict: README.md; the work is kept in ${ref}: merge it into main yourself, then run 'svc task close ${t.id} --merged'`);
+  // Other verbs say what a blocked task allows; a person merges by hand, then closes it with merged.
+  const done = await h.api('POST', `/tasks/${t.id}/complete`, { result_summary: 'by hand' });
+  assert.equal([done.status, done.body.detail], [409, `Cannot complete task '${t.id}' in state 'blocked' (allowed: unblock, fail, cancel, close (merged: true))`]);
+  assert.is((await h.api('POST', `/tasks/${t.id}/close`)).status, 409, 'a plain close does not close a blocked task');
+  h.repo.git('merge', '-q', '-X', 'theirs', '-m', 'merged by hand', ref!);
+  const closed = await h.api('POST', `/tasks/${t.id}/close`, { merged: true, reason: 'merged by hand in abc123' });
+  assert.equal([closed.status, closed.body.status, closed.body.status_reason], [200, 'closed', 'merged by hand in abc123']);
 });
 
 T('partial merge takes only committed files of the running session into main', async () => {
