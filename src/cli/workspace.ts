@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gitBaseEnv } from '../store/git-cli.ts';
+import { hardenedArgs } from '../store/git-harden.ts';
 import { CliError } from './args.ts';
 
 /** The package's `.sdd-template/` folder (next to src/ and dist/). */
@@ -45,6 +47,7 @@ export function excludeSdd(gitCommonDir: string): void {
   appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}/.sdd/\n`);
 }
 
+// Hardened like every server git call (src/store/git-harden.ts), before the root is even known.
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  return execFileSync('git', [...hardenedArgs(cwd), ...args], { cwd, env: gitBaseEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 }
