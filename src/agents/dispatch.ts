@@ -4,6 +4,7 @@ import { createToken } from '../auth/index.ts';
 import { HttpError } from '../lib/http-error.ts';
 import { claimOne, type Task } from '../tasks/index.ts';
 import { chooseAdapter, planLaunch, type AdapterName } from './adapters.ts';
+import { envPolicy } from './env.ts';
 import { agentBranch } from './git-util.ts';
 import { exitFilePath, spawnAgent } from './process.ts';
 import { agentEnv, buildPrompt, promptPath } from './prompt.ts';
@@ -135,7 +136,7 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   const logFile = ctx.layout.log(rec.session_id);
   await mkdir(dirname(logFile), { recursive: true });
   await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path}\n`);
-  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token });
+  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, policy: envPolicy(ctx.config) });
   const proc = await spawnAgent({ argv: plan.argv, cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
   s.child = proc;
   void proc.exited.then((e) => { s.exit = e; });

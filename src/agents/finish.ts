@@ -1,5 +1,6 @@
 import { HttpError } from '../lib/http-error.ts';
 import { finish, type Actor, type Task, type TaskOp } from '../tasks/index.ts';
+import { envPolicy, gateEnv } from './env.ts';
 import { runGates } from './gates.ts';
 import { mergeSession, type MergeResult } from './merge.ts';
 import { saveSession, type AgentContext, type Session } from './sessions.ts';
@@ -31,7 +32,7 @@ export async function finishSession(ctx: AgentContext, s: Session): Promise<void
 // Run and store the gate report; a failure reopens (janitor) or fails the task and retires the session.
 async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): Promise<boolean> {
   const { rec } = s;
-  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env: gateEnv(ctx.env) });
+  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env: gateEnv(ctx.env, envPolicy(ctx.config), { taskId: task.id, sessionId: rec.session_id }) });
   await ctx.store.writeJson(ctx.layout.gates(task.id), report, `gates ${task.id} ${report.overall_pass ? 'passed' : 'failed'}`);
   rec.gates_passed = report.overall_pass;
   await saveSession(ctx, rec);
@@ -80,9 +81,3 @@ export function fromDone(ctx: AgentContext, task: Task, op: 'fail' | 'block', in
   return ctx.svc.apply(task.id, op === 'fail' ? 'gate_fail' : 'merge_block', input, who);
 }
 
-/** The environment of gates: the server's, without its admin token. */
-export function gateEnv(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) if (v !== undefined && k !== 'SERVICE_AUTH_TOKEN') env[k] = v;
-  return env;
-}

@@ -1,6 +1,7 @@
 export * from './command-template.ts';
 export * from './adapters.ts';
 export * from './prompt.ts';
+export * from './env.ts';
 export * from './process.ts';
 export * from './git-util.ts';
 export * from './worktrees.ts';

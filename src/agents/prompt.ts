@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
+import { allowedEnv, type EnvPolicy } from './env.ts';
 
 /** What the prompt says about the run. */
 export interface PromptInput {
@@ -52,18 +53,18 @@ export function buildPrompt(p: PromptInput): string {
   ].join('\n');
 }
 
-/** The environment of an agent process: `base` (e.g. the server's own) plus the SERVICE_* variables. */
+/** The environment of an agent process: the allow-listed part of `base` (env.ts) plus its own SERVICE_* variables. */
 export function agentEnv(input: {
   base: Readonly<Record<string, string | undefined>>;
   serverUrl: string;
   taskId: string;
   sessionId: string;
   token: string;
+  /** Default: no passthrough beyond the base names, no extra secrets. */
+  policy?: EnvPolicy;
 }): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(input.base)) if (v !== undefined) env[k] = v;
-  // Never hand an agent the server's own admin token: only the task-scoped one below.
-  delete env.SERVICE_AUTH_TOKEN;
+  // Never the server's own admin token or other SERVICE_* values: only the task-scoped ones below.
+  const env = allowedEnv(input.base, input.policy ?? { passthrough: [], secrets: [] });
   return {
     ...env,
     SERVICE_SERVER_URL: input.serverUrl,

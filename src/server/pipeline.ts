@@ -6,7 +6,7 @@ import type { Authenticator } from '../auth/authenticate.ts';
 import { forbidden, HttpError, tooMany } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import { isReply, RAW, type Principal, type Route } from '../lib/route.ts';
-import { allowlistExempt, isLoopback, normalizeIp, type Allowlist } from './allowlist.ts';
+import { allowlistExempt, clientAddress, isLoopback, type Allowlist } from './allowlist.ts';
 import { hasNoBody, mediaType, parseFormBody, parseJsonBody, readBody } from './body.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -19,7 +19,10 @@ export interface PipelineDeps {
   allowlist: Allowlist;
   /** null = rate limiting off. */
   limiter: RateLimiter | null;
+  /** Loopback clients skip the rate limit (rate_limit.exempt_loopback, else server.exempt_loopback). */
   exemptLoopback: boolean;
+  /** `server.trust_proxy`: peers whose X-Forwarded-For names the client; null = none. */
+  trustProxy: ((ip: string) => boolean) | null;
   bodyLimit: number;
   log: Logger;
   metrics: HttpMetrics;
@@ -30,12 +33,12 @@ const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', role: 'viewer', 
 const HMAC: Principal = Object.freeze({ kind: 'hmac', role: 'viewer', tenant: null, actor: 'hmac' });
 const REQUEST_ID = /^[\w.:@/-]{1,128}$/;
 
-/** Per-request facts established before routing: id, client address, metrics on completion. */
-export function begin(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, routeLabel: string) {
+/** Per-request facts established before routing: id, client address (trusted proxies resolved), metrics on completion. */
+export function begin(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, routeLabel: string, trustProxy: PipelineDeps['trustProxy'] = null) {
   const given = req.headers['x-request-id'];
   const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('x-request-id', requestId);
-  const ip = normalizeIp(req.socket.remoteAddress ?? '');
+  const ip = clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], trustProxy);
   const stop = metrics.start();
   res.once('close', () => stop(req.method ?? 'GET', routeLabel, res.statusCode));
   return { requestId, ip };
@@ -46,11 +49,16 @@ export function checkAllowlist(allowlist: Allowlist, ip: string, path: string): 
   if (!allowlistExempt(path) && !allowlist.allows(ip)) throw forbidden(`IP ${ip} not in allowlist`);
 }
 
-/** Send the response for a thrown value; unknown errors are logged with the request id, never sent. */
+/**
+ * Send the response for a thrown value; unknown errors are logged with the request id, never sent.
+ * A request whose body was not read to its end gets `connection: close`: its remaining upload is
+ * dropped with the connection instead of being read and discarded (a refused 300 MB body costs nothing).
+ */
 export function fail(res: ServerResponse, err: unknown, log: Logger, where: string): void {
   const out = errorResponse(err);
   if (out.internal) log.error(`${where} failed`, err);
   if (res.headersSent) { res.end(); return; }
+  if (res.req && !res.req.complete) out.headers = { ...out.headers, connection: 'close' };
   sendJson(res, out);
 }
 
@@ -144,7 +152,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
   const p = prepare(route, deps.refs);
   return async (req: IncomingMessage & { path?: string; query?: Record<string, string | string[]> }, res: ServerResponse) => {
     const path = req.path ?? '/';
-    const { requestId, ip } = begin(req, res, deps.metrics, route.path);
+    const { requestId, ip } = begin(req, res, deps.metrics, route.path, deps.trustProxy);
     try {
       checkAllowlist(deps.allowlist, ip, path);
       const who = await identify(route, req, deps.authenticator);
