@@ -2,6 +2,7 @@ import { HttpError } from '../lib/http-error.ts';
 import { finish, type Actor, type Task, type TaskOp } from '../tasks/index.ts';
 import { envPolicy, gateEnv } from './env.ts';
 import { runGates } from './gates.ts';
+import { sandboxWrapper } from './sandbox.ts';
 import { mergeSession, type MergeResult } from './merge.ts';
 import { saveSession, type AgentContext, type Session } from './sessions.ts';
 import { retire } from './settle.ts';
@@ -32,7 +33,10 @@ export async function finishSession(ctx: AgentContext, s: Session): Promise<void
 // Run and store the gate report; a failure reopens (janitor) or fails the task and retires the session.
 async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): Promise<boolean> {
   const { rec } = s;
-  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env: gateEnv(ctx.env, envPolicy(ctx.config), { taskId: task.id, sessionId: rec.session_id }) });
+  // Gates run the agent's code (tests, builds): in the same sandbox as the agent.
+  const env = gateEnv(ctx.env, envPolicy(ctx.config), { taskId: task.id, sessionId: rec.session_id });
+  const wrap = await sandboxWrapper(ctx, rec.worktree);
+  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env, wrap });
   await ctx.store.writeJson(ctx.layout.gates(task.id), report, `gates ${task.id} ${report.overall_pass ? 'passed' : 'failed'}`);
   rec.gates_passed = report.overall_pass;
   await saveSession(ctx, rec);

@@ -76,7 +76,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env),
   });
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
-  routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch() }));
+  routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
   const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining }) };
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });

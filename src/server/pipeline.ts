@@ -160,7 +160,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       if (!who.principal) throw who.error;
       const principal = who.principal;
       const rawParams = p.params(path);
-      const denied = accessDenied(principal, route.access, rawParams);
+      const denied = accessDenied(principal, route.access, rawParams, route.taskScope);
       if (denied) throw denied;
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
       const rawQuery = req.query ?? {};

@@ -77,12 +77,13 @@ export function worktreeTop(worktreesDir: string, cwd: string): string | null {
  * the server at another repository and its config. Null when no admin folder names this worktree.
  */
 export function pinnedWorktreeEnv(commonDir: string, top: string): Record<string, string> | null {
-  const admin = adminDirOf(commonDir, top);
+  const admin = worktreeAdminDir(commonDir, top);
   return admin ? { GIT_DIR: admin, GIT_COMMON_DIR: commonDir, GIT_WORK_TREE: top } : null;
 }
 
-// `git worktree add` names the admin folder after the worktree's base name (a number is added on a clash).
-function adminDirOf(commonDir: string, top: string): string | null {
+/** The admin folder (`<common>/worktrees/<name>`) whose `gitdir` names the worktree at `top`, or null. */
+// `git worktree add` names it after the worktree's base name (a number is added on a clash).
+export function worktreeAdminDir(commonDir: string, top: string): string | null {
   const root = join(commonDir, 'worktrees');
   const points = (name: string) => {
     try {

@@ -1,6 +1,7 @@
 export * from './ids.ts';
 export * from './layout.ts';
 export * from './git-cli.ts';
+export { hardenedArgs, worktreeAdminDir } from './git-harden.ts';
 export * from './types.ts';
 export { stableStringify, writeFileAtomic, writeJsonAtomic, createExclusive, storageError, syncDir, errnoError, tempPathFor, type Faults, type WriteOptions } from './io.ts';
 export { createJsonlAppender, readJsonl, readJsonlTail, scanJsonlBackwards, parseJsonl, type JsonlAppender } from './jsonl.ts';

@@ -55,11 +55,11 @@ export function taskReadRoutes(svc: TaskService): Route[] {
       handler: (ctx) => buildGraph(svc.board.ofTenant(actorOf(svc, ctx).tenant)),
     }),
     defineRoute({
-      method: 'GET', path: '/tasks/:task_id', operationId: 'get_task', summary: 'One task', tags: ['tasks'], access: 'read', params: S.TaskIdParams, responses: TASK,
+      method: 'GET', path: '/tasks/:task_id', taskScope: 'own', operationId: 'get_task', summary: 'One task', tags: ['tasks'], access: 'read', params: S.TaskIdParams, responses: TASK,
       handler: (ctx) => svc.visible(assertTaskId(ctx.params.task_id), actorOf(svc, ctx).tenant),
     }),
     defineRoute({
-      method: 'GET', path: '/tasks/:task_id/graph-neighbors', operationId: 'task_graph_neighbors', summary: 'Upstream and downstream tasks (depth 1)', tags: ['graph'], access: 'read', params: S.TaskIdParams,
+      method: 'GET', path: '/tasks/:task_id/graph-neighbors', taskScope: 'own', operationId: 'task_graph_neighbors', summary: 'Upstream and downstream tasks (depth 1)', tags: ['graph'], access: 'read', params: S.TaskIdParams,
       responses: { 200: { description: 'Neighbours', schema: Type.Ref(S.GraphNeighbors) }, 404: E('Task not found') },
       handler: (ctx) => {
         const t = svc.visible(assertTaskId(ctx.params.task_id), actorOf(svc, ctx).tenant);
@@ -67,17 +67,17 @@ export function taskReadRoutes(svc: TaskService): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/tasks/:task_id/progress', operationId: 'get_progress', summary: 'Progress of the current run with its counter vector', tags: ['progress'], access: 'read', params: S.TaskIdParams,
+      method: 'GET', path: '/tasks/:task_id/progress', taskScope: 'own', operationId: 'get_progress', summary: 'Progress of the current run with its counter vector', tags: ['progress'], access: 'read', params: S.TaskIdParams,
       responses: { 200: { description: 'Progress', schema: Type.Ref(S.TaskProgressResponse) }, 404: E('Task not found') },
       handler: (ctx) => readProgress(svc, assertTaskId(ctx.params.task_id), actorOf(svc, ctx)),
     }),
     defineRoute({
-      method: 'GET', path: '/tasks/:task_id/snapshots', operationId: 'get_snapshots', summary: 'Up to 10 progress snapshots, oldest first', tags: ['progress'], access: 'read', params: S.TaskIdParams,
+      method: 'GET', path: '/tasks/:task_id/snapshots', taskScope: 'own', operationId: 'get_snapshots', summary: 'Up to 10 progress snapshots, oldest first', tags: ['progress'], access: 'read', params: S.TaskIdParams,
       responses: { 200: { description: 'Snapshots', schema: Type.Array(Type.Ref(S.SnapshotEntry)) }, 404: E('Task not found') },
       handler: (ctx) => readSnapshots(svc, assertTaskId(ctx.params.task_id), actorOf(svc, ctx)),
     }),
     defineRoute({
-      method: 'GET', path: '/tasks/:task_id/gates', operationId: 'get_gate_report', summary: 'Quality-gate report of the latest run', tags: ['gates'], access: 'read', params: S.TaskIdParams,
+      method: 'GET', path: '/tasks/:task_id/gates', taskScope: 'own', operationId: 'get_gate_report', summary: 'Quality-gate report of the latest run', tags: ['gates'], access: 'read', params: S.TaskIdParams,
       responses: { 200: { description: 'Gate report', schema: Type.Ref(S.GateReport) }, 404: E('Task or report not found'), 500: E('Report unreadable') },
       handler: async (ctx) => {
         const id = assertTaskId(ctx.params.task_id);
