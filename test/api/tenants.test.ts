@@ -15,7 +15,7 @@ const T = suite('tenants over HTTP');
 T.before(async () => {
   a = await boot({ before: (repo) => {
     mkdirSync(join(repo.dir, '.sdd'), { recursive: true });
-    writeFileSync(join(repo.dir, '.sdd', 'tenants.json'), JSON.stringify({ default: {}, a: { max_tasks: 3 }, b: {}, c: { max_tasks: 5 } }, null, 2) + '\n');
+    writeFileSync(join(repo.dir, '.sdd', 'tenants.json'), JSON.stringify({ default: {}, a: { max_tasks: 3 }, b: {}, c: { max_tasks: 5 }, d: {} }, null, 2) + '\n');
   } });
   const cli = await runCli(['token', 'create', '--role', 'agent', '--tenant', 'a', '--json'], { cwd: a.repo.dir });
   assert.is(cli.code, 0, cli.stderr);
@@ -115,6 +115,22 @@ T('32 concurrent creates against a quota of 5: exactly 5 created, 27 answer 429'
   assert.is(codes.filter((c) => c === 201).length, 5, codes.join(','));
   assert.is(codes.filter((c) => c === 429).length, 27);
   assert.is((await a.s.api('GET', '/tasks/counts?tenant=c')).body.total, 5);
+});
+
+T('file ownership is per tenant: another tenant holding the same path neither blocks a claim nor is named', async () => {
+  const asB = (m: string, p: string, body?: unknown) => a.s.api(m, p, body, bearer(tokB));
+  const held = (await asB('POST', '/tasks', { title: 'b owns it', role: 'own', owned_files: ['src/shared.ts'] })).body;
+  assert.is((await asB('POST', `/tasks/${held.id}/claim`)).status, 200);
+  const asC = (m: string, p: string, body?: unknown) => a.s.api(m, p, body, { 'x-tenant-id': 'd' });
+  const mine = (await asC('POST', '/tasks', { title: 'c owns it too', role: 'own', owned_files: ['src/shared.ts'] })).body;
+  const claimed = await asC('POST', `/tasks/${mine.id}/claim`);
+  assert.is(claimed.status, 200, JSON.stringify(claimed.body));
+  // Within one tenant the conflict stands, and names only that tenant's task.
+  const second = (await asC('POST', '/tasks', { title: 'c again', role: 'own', owned_files: ['src/shared.ts'] })).body;
+  const refused = await asC('POST', `/tasks/${second.id}/claim`);
+  assert.is(refused.status, 409);
+  assert.match(refused.body.detail, new RegExp(mine.id));
+  assert.not.match(refused.body.detail, new RegExp(held.id));
 });
 
 T('roles: a viewer cannot write, an agent cannot drain', async () => {
