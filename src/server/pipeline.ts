@@ -110,8 +110,13 @@ function prepare(route: Route, refs: TSchema[]): Prepared {
 }
 
 // Who is calling: a failed authentication is kept, not thrown, so the rate limit still counts it by IP.
+// A public route is anonymous unless a valid token comes with it (then e.g. /health shows its details); a bad token is ignored there.
 async function identify(route: Route, req: IncomingMessage, auth: Authenticator): Promise<{ principal?: Principal; error?: unknown }> {
-  if (route.access === 'public') return { principal: auth.disabled ? await auth.resolve(undefined) : ANONYMOUS };
+  if (route.access === 'public') {
+    if (auth.disabled) return { principal: await auth.resolve(undefined) };
+    if (!req.headers.authorization) return { principal: ANONYMOUS };
+    return { principal: await auth.resolve(req.headers.authorization).catch(() => ANONYMOUS) };
+  }
   if (route.access === 'hmac') return { principal: HMAC };
   try {
     return { principal: await auth.resolve(req.headers.authorization) };

@@ -140,4 +140,18 @@ T('roles: a viewer cannot write, an agent cannot drain', async () => {
   assert.is((await a.s.api('GET', '/drain')).body.draining, false);
 });
 
+T('totals across tenants: /health anonymous has none, /metrics is for unbound admins and operators, /drain counts the caller\'s tenant', async () => {
+  const anon = await fetch(`${a.s.url}/health`);
+  assert.equal(Object.keys(await anon.json()).sort(), ['status', 'uptime_s', 'version']);
+  assertError(await a.s.api('GET', '/metrics', undefined, bearer(viewer)), 403, /operate|role/);
+  const bound = (await createToken(sddLayout(a.repo.dir), { role: 'operator', tenant: 'b' }, systemClock)).token;
+  assertError(await a.s.api('GET', '/metrics', undefined, bearer(bound)), 403, /not bound to a tenant/);
+  assert.is((await a.s.api('GET', '/metrics')).status, 200);
+  const all = (await a.s.api('GET', '/drain')).body.active_tasks;
+  const mine = (await a.s.api('GET', '/drain', undefined, bearer(bound))).body.active_tasks;
+  const counts = (await a.s.api('GET', '/tasks/counts', undefined, bearer(bound))).body;
+  assert.is(mine, counts.claimed + counts.in_progress);
+  assert.ok(all > mine, `every tenant: ${all}, tenant b: ${mine}`);
+});
+
 T.run();
