@@ -1,4 +1,5 @@
 import { HttpError } from '../lib/http-error.ts';
+import { oneLine } from '../lib/one-line.ts';
 import { finish, type Actor, type Task, type TaskOp } from '../tasks/index.ts';
 import { envPolicy, gateEnv } from './env.ts';
 import { runGates } from './gates.ts';
@@ -26,7 +27,7 @@ export async function finishSession(ctx: AgentContext, s: Session): Promise<void
     const passed = await gateTask(ctx, s, task, who);
     if (!passed) return;
   }
-  const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${task.title.slice(0, 200)} (task ${task.id})` });
+  const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${oneLine(task.title)} (task ${task.id})` });
   await afterMerge(ctx, s, task, who, merge);
 }
 

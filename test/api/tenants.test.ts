@@ -142,7 +142,7 @@ T('roles: a viewer cannot write, an agent cannot drain', async () => {
 
 T('totals across tenants: /health anonymous has none, /metrics is for unbound admins and operators, /drain counts the caller\'s tenant', async () => {
   const anon = await fetch(`${a.s.url}/health`);
-  assert.equal(Object.keys(await anon.json()).sort(), ['status', 'uptime_s', 'version']);
+  assert.equal(Object.keys((await anon.json()) as object).sort(), ['status', 'uptime_s', 'version']);
   assertError(await a.s.api('GET', '/metrics', undefined, bearer(viewer)), 403, /operate|role/);
   const bound = (await createToken(sddLayout(a.repo.dir), { role: 'operator', tenant: 'b' }, systemClock)).token;
   assertError(await a.s.api('GET', '/metrics', undefined, bearer(bound)), 403, /not bound to a tenant/);
