@@ -135,8 +135,8 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   const wt = await addWorktree(ctx, rec.session_id, ctx.base);
   const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl });
   const promptFile = promptPath(ctx.layout, rec.session_id);
-  await mkdir(dirname(promptFile), { recursive: true });
-  await writeFile(promptFile, prompt);
+  await mkdir(dirname(promptFile), { recursive: true, mode: 0o700 });
+  await writeFile(promptFile, prompt, { mode: 0o600 });
   const plan = planLaunch({
     adapter: rec.adapter as AdapterName, agents: ctx.config.agents, taskModel: task.model,
     values: { prompt_file: promptFile, prompt, task_id: task.id, session_id: rec.session_id, worktree: wt.path },
@@ -149,7 +149,7 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   // The log keeps its tenant and task after the session record is gone (GET /agents/{sid}/logs checks it).
   await writeOwner(ctx.layout, { session_id: rec.session_id, task_id: task.id, tenant: task.tenant });
   const contained = rec.sandbox === 'bwrap' ? 'sandbox: bubblewrap' : `NO SANDBOX (${ctx.sandbox.reason})`;
-  await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path} (${contained})\n`);
+  await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path} (${contained})\n`, { mode: 0o600 });
   const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, policy: envPolicy(ctx.config) });
   const wrap = await sandboxWrapper(ctx, wt.path, [promptFile]);
   const proc = await spawnAgent({ argv: wrap(plan.argv), cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });

@@ -6,6 +6,7 @@ import type { Logger } from '../lib/log.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
 import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
+import { CliError } from './args.ts';
 import { VERSION } from './version.ts';
 import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
@@ -33,6 +34,7 @@ export interface Runtime {
 /** Build the Deps, recover state, and start the HTTP API (and, when enabled, the orchestrator). */
 export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { layout, config, log } = o;
+  if (!truthy(o.env.SERVICE_AUTH_DISABLED) && config.auth.enabled) checkAdminToken(o.env.SERVICE_AUTH_TOKEN || undefined);
   const clock = systemClock;
   const ids = ulidIds(clock.now);
   const git = createGit(o.root);
@@ -141,6 +143,13 @@ function testFaults(file: string | undefined): Faults | undefined {
       if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
     },
   };
+}
+
+/** A guessable admin token is refused before anything listens. */
+export const MIN_AUTH_TOKEN_LENGTH = 32;
+function checkAdminToken(token: string | undefined): void {
+  if (token === undefined || token.length >= MIN_AUTH_TOKEN_LENGTH) return;
+  throw new CliError(`SERVICE_AUTH_TOKEN is ${token.length} characters long; an admin token needs at least ${MIN_AUTH_TOKEN_LENGTH} (for example: openssl rand -hex 32), or unset it to use .sdd/secrets/admin.token`);
 }
 
 function truthy(v: string | undefined): boolean {

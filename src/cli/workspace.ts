@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitBaseEnv } from '../store/git-cli.ts';
@@ -34,7 +34,9 @@ export function initSdd(root: string): boolean {
   const fresh = !existsSync(sdd);
   mkdirSync(sdd, { recursive: true });
   cpSync(TEMPLATE_DIR, sdd, { recursive: true, force: false, errorOnExist: false });
-  for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'secrets', 'worktrees']) mkdirSync(join(sdd, d), { recursive: true });
+  for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'runtime/prompts', 'secrets', 'worktrees']) mkdirSync(join(sdd, d), { recursive: true });
+  // Secrets, logs and prompts are this user's alone, whatever created the folders (an older svc, a copy, a umask).
+  for (const d of ['secrets', 'runtime', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'runtime/prompts']) chmodSync(join(sdd, d), 0o700);
   return fresh;
 }
 
