@@ -7,7 +7,8 @@ import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 import { actorOf, type TaskService } from '../tasks/index.ts';
-import { LogFollowers, readLogTail } from './logs.ts';
+import { streamJson } from '../lib/json-stream.ts';
+import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX, LogFollowers, logResponseJson, openLogWindow, streamStart } from './logs.ts';
 import type { Orchestrator } from './orchestrator.ts';
 import { AgentMetrics, compareRuns, type RunRecord } from './runs.ts';
 import { readOwner, sessionAccess } from './session-owner.ts';
@@ -35,8 +36,13 @@ const ErrorBody = Type.Object({ detail: Type.String() });
 const E = (description: string) => ({ description, schema: ErrorBody });
 const SessionParams = Type.Object({ session_id: Type.String() });
 const TenantQuery = Type.Object({ tenant: Type.Optional(Type.String()) });
-const LogsQuery = Type.Object({ tail_bytes: Type.Optional(Type.Integer({ minimum: 0, default: 0 })), tenant: Type.Optional(Type.String()) });
-const AgentLogsResponse = Type.Object({ session_id: Type.String(), content: Type.String(), size: Type.Integer() }, { $id: 'AgentLogsResponse' });
+const LogsQuery = Type.Object({
+  tail_bytes: Type.Optional(Type.Integer({ minimum: 0, maximum: LOG_TAIL_MAX, default: 0, description: `Last N bytes, from a line start; 0 = the last ${LOG_TAIL_DEFAULT} bytes (at most ${LOG_TAIL_MAX})` })),
+  tenant: Type.Optional(Type.String()),
+});
+const AgentLogsResponse = Type.Object({
+  session_id: Type.String(), content: Type.String(), size: Type.Integer(), truncated: Type.Boolean({ description: 'The content does not start at the beginning of the log' }),
+}, { $id: 'AgentLogsResponse' });
 const AgentKillResponse = Type.Object({ session_id: Type.String(), kill_requested: Type.Boolean() }, { $id: 'AgentKillResponse' });
 
 /** `GET /agents`, comparison, logs, kill and the live log stream. */
@@ -78,9 +84,11 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
       responses: { 200: { description: 'Log', schema: AgentLogsResponse }, 404: E('No log file for the session') },
       handler: async (ctx) => {
         const sid = await session(ctx);
-        const tail = await readLogTail(deps.layout.log(sid), ctx.query.tail_bytes ?? 0);
-        if (!tail) throw notFound(`No log for session '${sid}'`);
-        return { session_id: sid, content: tail.content, size: tail.size };
+        const w = await openLogWindow(deps.layout.log(sid), ctx.query.tail_bytes ?? 0);
+        if (!w) throw notFound(`No log for session '${sid}'`);
+        // Streamed a piece at a time: a client asking for a large log holds at most one piece in memory.
+        await streamJson(ctx.res, 200, {}, logResponseJson(sid, w));
+        return RAW;
       },
     }),
     defineRoute({
@@ -100,8 +108,12 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
       handler: async (ctx) => {
         const sid = await session(ctx);
         const last = Number(ctx.req.headers['last-event-id']);
+        const file = deps.layout.log(sid);
+        const from = await streamStart(file, Number.isSafeInteger(last) && last > 0 ? last : 0);
         const sse = deps.openSse(ctx.req, ctx.res, { pingMs: deps.pingMs ?? 15_000, retryMs: 1000 });
-        const f = followers.follow(deps.layout.log(sid), Number.isSafeInteger(last) && last > 0 ? last : 0, (line, end) => sse.send(end, 'log', { line }));
+        // A client that does not read pauses the follower instead of piling the log up in memory.
+        const f = followers.follow(file, from, (line, end) => sse.send(end, 'log', { line }), { paused: () => ctx.res.writableNeedDrain });
+        ctx.res.on('drain', () => f.resume());
         sse.onClose(() => f.close());
         return RAW;
       },

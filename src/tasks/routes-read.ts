@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { HttpError, notFound } from '../lib/http-error.ts';
-import { defineRoute, reply, type Route } from '../lib/route.ts';
+import { jsonArray, streamJson, withinBudget } from '../lib/json-stream.ts';
+import { defineRoute, RAW, type Route } from '../lib/route.ts';
+import { scanJsonlBackwards } from '../store/jsonl.ts';
 import { assertTaskId } from '../store/ids.ts';
 import { buildGraph, neighbors } from './graph.ts';
 import { readProgress, readSnapshots } from './progress.ts';
@@ -10,6 +12,22 @@ import type { TaskService } from './service.ts';
 import { actorOf, ErrorBody } from './routes-write.ts';
 
 const E = (description: string) => ({ description, schema: ErrorBody });
+
+/** Byte budgets of the legacy flat list and of one archive answer. */
+export const FLAT_LIST_BYTES = 8 * 1024 * 1024;
+export const ARCHIVE_BYTES = 8 * 1024 * 1024;
+
+function* rawArray(texts: readonly string[]): Generator<string> {
+  yield '[';
+  for (let i = 0; i < texts.length; i++) yield (i ? ',' : '') + texts[i];
+  yield ']';
+}
+
+function* pageJson(p: S.PaginatedTasks): Generator<string> {
+  yield '{"tasks":';
+  yield* jsonArray(p.tasks);
+  yield `,"total":${p.total},"limit":${p.limit},"offset":${p.offset}}`;
+}
 const TASK = { 200: { description: 'The task', schema: Type.Ref(S.Task) }, 404: E('Task not found') };
 
 /** Routes that read the board. */
@@ -19,15 +37,23 @@ export function taskReadRoutes(svc: TaskService): Route[] {
       method: 'GET', path: '/tasks', operationId: 'list_tasks', summary: 'List tasks (paginated with limit/offset; flat form deprecated and capped)', tags: ['tasks'], access: 'read',
       query: S.ListQuery,
       responses: { 200: { description: 'Flat list, or the paginated envelope when limit or offset is given', schema: Type.Union([Type.Array(Type.Ref(S.Task)), Type.Ref(S.PaginatedTasks)]) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const who = actorOf(svc, ctx);
         const q = ctx.query;
         const tasks = filterTasks(svc.board.ofTenant(who.tenant), q);
-        if (q.limit !== undefined || q.offset !== undefined) return paginate(tasks, q.limit ?? DEFAULT_LIST_LIMIT, q.offset ?? 0);
-        return reply(200, tasks.slice(0, FLAT_LIST_CAP), {
+        // Both forms are written a task at a time (json-stream.ts): a page of large tasks never sits in memory whole.
+        if (q.limit !== undefined || q.offset !== undefined) {
+          const page = paginate(tasks, q.limit ?? DEFAULT_LIST_LIMIT, q.offset ?? 0);
+          await streamJson(ctx.res, 200, {}, pageJson(page));
+          return RAW;
+        }
+        // The legacy flat form stops at FLAT_LIST_CAP tasks or FLAT_LIST_BYTES, whichever comes first.
+        const { texts } = withinBudget(tasks.slice(0, FLAT_LIST_CAP), FLAT_LIST_BYTES);
+        await streamJson(ctx.res, 200, {
           deprecation: '@1767225600', link: '</tasks?limit=100&offset=0>; rel="successor-version"',
-          'x-total-count': String(tasks.length),
-        });
+          'x-total-count': String(tasks.length), 'x-returned-count': String(texts.length),
+        }, rawArray(texts));
+        return RAW;
       },
     }),
     defineRoute({
@@ -45,8 +71,17 @@ export function taskReadRoutes(svc: TaskService): Route[] {
       responses: { 200: { description: 'Archive records', schema: Type.Array(Type.Ref(S.ArchiveRecord)) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
       handler: async (ctx) => {
         const { tenant } = actorOf(svc, ctx);
-        const all = await svc.deps.store.readJsonl<S.ArchiveRecord>(svc.deps.layout.archive);
-        return all.filter((r) => r.tenant === tenant).slice(-ctx.query.limit);
+        // Newest first from the end of the file, until `limit` records of the tenant or ARCHIVE_BYTES of them.
+        const found: S.ArchiveRecord[] = [];
+        let bytes = 0;
+        await scanJsonlBackwards<S.ArchiveRecord>(svc.deps.layout.archive, (r) => {
+          if (r.tenant !== tenant) return true;
+          bytes += Buffer.byteLength(JSON.stringify(r));
+          if (found.length > 0 && bytes > ARCHIVE_BYTES) return false;
+          return found.push(r) < ctx.query.limit;
+        });
+        await streamJson(ctx.res, 200, {}, jsonArray(found.reverse()));
+        return RAW;
       },
     }),
     defineRoute({
