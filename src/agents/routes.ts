@@ -79,7 +79,7 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/agents/:session_id/logs', operationId: 'agent_logs', summary: 'Log of a session (tail_bytes > 0: only the last bytes, from a line start)', tags: ['agents'], access: 'read', taskScope: 'session',
+      method: 'GET', path: '/agents/:session_id/logs', operationId: 'agent_logs', heavy: true, summary: 'Log of a session (tail_bytes > 0: only the last bytes, from a line start)', tags: ['agents'], access: 'read', taskScope: 'session',
       params: SessionParams, query: LogsQuery,
       responses: { 200: { description: 'Log', schema: AgentLogsResponse }, 404: E('No log file for the session') },
       handler: async (ctx) => {

@@ -47,6 +47,7 @@ export const ConfigSchema = Type.Object(
         headers_timeout_s: Type.Number({ exclusiveMinimum: 0, default: 10 }),
         request_timeout_s: Type.Number({ exclusiveMinimum: 0, default: 30 }),
         max_connections_per_ip: Type.Integer({ minimum: 1, default: 256 }),
+        heavy_reads_per_client: Type.Integer({ minimum: 1, default: 2 }),
       },
       { default: {} },
     ),

@@ -82,6 +82,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   responses: Record<number, ResponseDoc>;
   /** Left out of /openapi.json (static assets such as the Swagger UI files). */
   hidden?: boolean;
+  /** A large answer (logs, lists): one client runs at most `server.heavy_reads_per_client` of them at once. */
+  heavy?: boolean;
   handler: (ctx: RouteContext<Static<P>, Static<Q>, Static<B>>) => unknown;
 }
 

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from '../lib/clock.ts';
 import { HttpError, notFound } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Route } from '../lib/route.ts';
+import { KeyedSlots } from '../lib/slots.ts';
 import { cidrSet, createAllowlist, loopbackExempt } from './allowlist.ts';
 import { limitConnections } from './connections.ts';
 import type { HttpMetrics } from './metrics.ts';
@@ -83,6 +84,7 @@ export function createServer(opts: CreateServerOptions): SvcServer {
     limiter: cfg.rate_limit.enabled ? createRateLimiter({ ratePerS: cfg.rate_limit.requests_per_s, burst: cfg.rate_limit.burst, clock }) : null,
     exemptLoopback: cfg.rate_limit.exempt_loopback ?? loopbackExempt(cfg),
     trustProxy: cfg.trust_proxy.length ? cidrSet(cfg.trust_proxy, 'server.trust_proxy') : null,
+    heavySlots: new KeyedSlots(cfg.heavy_reads_per_client),
     refs: [...collectSchemas(routes, opts.schemas).values()],
   };
   // Header and body deadlines of seconds, checked every second (Node's defaults: 60 s, 300 s, checked every 30 s).

@@ -6,6 +6,7 @@ import type { Authenticator } from '../auth/authenticate.ts';
 import { forbidden, HttpError, tooMany } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import { isReply, RAW, type Principal, type Route } from '../lib/route.ts';
+import type { KeyedSlots } from '../lib/slots.ts';
 import { allowlistExempt, clientAddress, isLoopback, type Allowlist } from './allowlist.ts';
 import { hasNoBody, mediaType, parseFormBody, parseJsonBody, readBody } from './body.ts';
 import type { HttpMetrics } from './metrics.ts';
@@ -23,6 +24,8 @@ export interface PipelineDeps {
   exemptLoopback: boolean;
   /** `server.trust_proxy`: peers whose X-Forwarded-For names the client; null = none. */
   trustProxy: ((ip: string) => boolean) | null;
+  /** Slots of `heavy` routes per client (token, else address): the rest wait their turn. */
+  heavySlots: KeyedSlots;
   bodyLimit: number;
   log: Logger;
   metrics: HttpMetrics;
@@ -125,11 +128,16 @@ async function identify(route: Route, req: IncomingMessage, auth: Authenticator)
   }
 }
 
+/** Who a client is for limits: its token, else its address. */
+function clientKey(principal: Principal | undefined, ip: string): string {
+  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file');
+  return byToken ? `actor:${principal.actor}` : `ip:${ip}`;
+}
+
 /** 429 when the client (token actor, else IP) is over its rate; loopback may be exempt. */
 export function rateLimit(deps: PipelineDeps, ip: string, principal: Principal | undefined): void {
   if (!deps.limiter || (deps.exemptLoopback && isLoopback(ip))) return;
-  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file');
-  const wait = deps.limiter.check(byToken ? `actor:${principal.actor}` : `ip:${ip}`);
+  const wait = deps.limiter.check(clientKey(principal, ip));
   if (wait !== null) throw tooMany('Rate limit exceeded', wait);
 }
 
@@ -171,6 +179,13 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       const rawQuery = req.query ?? {};
       const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, rawQuery), 'query', true) : rawQuery;
       const body = await readRequestBody(p, req, deps.bodyLimit);
+      // A client's large reads run a few at a time, so one client cannot keep the event loop to itself.
+      if (route.heavy) {
+        const free = await deps.heavySlots.acquire(clientKey(principal, ip));
+        // A client that left while waiting for its turn frees the slot at once.
+        if (res.destroyed || res.closed) { free(); return; }
+        res.once('close', free);
+      }
       const result = await route.handler({ req, res, params, query, body, principal, requestId, ip });
       answer(res, result, p.status);
     } catch (err) {

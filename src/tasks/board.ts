@@ -70,6 +70,8 @@ export class Board {
   private live = new Map<string, number>();
   private order: string[] = [];
   private orderSorted = true;
+  // JSON bytes per task object: lists of large tasks are not serialised again on every request (a changed task is a new object).
+  private texts = new WeakMap<Task, Buffer>();
 
   get size(): number { return this.tasks.size; }
   /** The task with this id. */
@@ -81,6 +83,12 @@ export class Board {
       this.orderSorted = true;
     }
     return this.order.map((id) => this.tasks.get(id)!);
+  }
+  /** The JSON of a task of this board as UTF-8 bytes, serialised once per version. */
+  jsonOf(t: Task): Buffer {
+    let bytes = this.texts.get(t);
+    if (bytes === undefined) this.texts.set(t, (bytes = Buffer.from(JSON.stringify(t))));
+    return bytes;
   }
   /** Every task of one tenant, in creation order. */
   ofTenant(tenant: string): Task[] { return this.all().filter((t) => t.tenant === tenant); }

@@ -17,15 +17,9 @@ const E = (description: string) => ({ description, schema: ErrorBody });
 export const FLAT_LIST_BYTES = 8 * 1024 * 1024;
 export const ARCHIVE_BYTES = 8 * 1024 * 1024;
 
-function* rawArray(texts: readonly string[]): Generator<string> {
-  yield '[';
-  for (let i = 0; i < texts.length; i++) yield (i ? ',' : '') + texts[i];
-  yield ']';
-}
-
-function* pageJson(p: S.PaginatedTasks): Generator<string> {
+function* pageJson(p: S.PaginatedTasks, toJson: (t: S.Task) => Buffer): Generator<string | Buffer> {
   yield '{"tasks":';
-  yield* jsonArray(p.tasks);
+  yield* jsonArray(p.tasks.map(toJson));
   yield `,"total":${p.total},"limit":${p.limit},"offset":${p.offset}}`;
 }
 const TASK = { 200: { description: 'The task', schema: Type.Ref(S.Task) }, 404: E('Task not found') };
@@ -34,7 +28,7 @@ const TASK = { 200: { description: 'The task', schema: Type.Ref(S.Task) }, 404: 
 export function taskReadRoutes(svc: TaskService): Route[] {
   return [
     defineRoute({
-      method: 'GET', path: '/tasks', operationId: 'list_tasks', summary: 'List tasks (paginated with limit/offset; flat form deprecated and capped)', tags: ['tasks'], access: 'read',
+      method: 'GET', path: '/tasks', operationId: 'list_tasks', heavy: true, summary: 'List tasks (paginated with limit/offset; flat form deprecated and capped)', tags: ['tasks'], access: 'read',
       query: S.ListQuery,
       responses: { 200: { description: 'Flat list, or the paginated envelope when limit or offset is given', schema: Type.Union([Type.Array(Type.Ref(S.Task)), Type.Ref(S.PaginatedTasks)]) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
       handler: async (ctx) => {
@@ -44,15 +38,15 @@ export function taskReadRoutes(svc: TaskService): Route[] {
         // Both forms are written a task at a time (json-stream.ts): a page of large tasks never sits in memory whole.
         if (q.limit !== undefined || q.offset !== undefined) {
           const page = paginate(tasks, q.limit ?? DEFAULT_LIST_LIMIT, q.offset ?? 0);
-          await streamJson(ctx.res, 200, {}, pageJson(page));
+          await streamJson(ctx.res, 200, {}, pageJson(page, (t) => svc.board.jsonOf(t)));
           return RAW;
         }
         // The legacy flat form stops at FLAT_LIST_CAP tasks or FLAT_LIST_BYTES, whichever comes first.
-        const { texts } = withinBudget(tasks.slice(0, FLAT_LIST_CAP), FLAT_LIST_BYTES);
+        const texts = await withinBudget(tasks.slice(0, FLAT_LIST_CAP), FLAT_LIST_BYTES, (t) => svc.board.jsonOf(t));
         await streamJson(ctx.res, 200, {
           deprecation: '@1767225600', link: '</tasks?limit=100&offset=0>; rel="successor-version"',
           'x-total-count': String(tasks.length), 'x-returned-count': String(texts.length),
-        }, rawArray(texts));
+        }, jsonArray(texts));
         return RAW;
       },
     }),
@@ -67,7 +61,7 @@ export function taskReadRoutes(svc: TaskService): Route[] {
       handler: (ctx) => countTasks(svc.board.ofTenant(actorOf(svc, ctx).tenant)),
     }),
     defineRoute({
-      method: 'GET', path: '/tasks/archive', operationId: 'list_archive', summary: 'Last N done or failed tasks, newest last', tags: ['tasks'], access: 'read', query: S.ArchiveQuery,
+      method: 'GET', path: '/tasks/archive', operationId: 'list_archive', heavy: true, summary: 'Last N done or failed tasks, newest last', tags: ['tasks'], access: 'read', query: S.ArchiveQuery,
       responses: { 200: { description: 'Archive records', schema: Type.Array(Type.Ref(S.ArchiveRecord)) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
       handler: async (ctx) => {
         const { tenant } = actorOf(svc, ctx);
@@ -80,7 +74,7 @@ export function taskReadRoutes(svc: TaskService): Route[] {
           if (found.length > 0 && bytes > ARCHIVE_BYTES) return false;
           return found.push(r) < ctx.query.limit;
         });
-        await streamJson(ctx.res, 200, {}, jsonArray(found.reverse()));
+        await streamJson(ctx.res, 200, {}, jsonArray(found.reverse().map((r) => JSON.stringify(r))));
         return RAW;
       },
     }),
