@@ -10,5 +10,5 @@ export { type AuditIntent } from './journal-plan.ts';
 export { createRecordStore, readJsonFile, type RecordStoreOptions, type ClosableRecordStore } from './records.ts';
 export { createCommitter, type CommitterOptions } from './committer.ts';
 export { STATE_REF } from './state-writer.ts';
-export { blobId, commonGitDir } from './git-objects.ts';
+export { blobId, commonGitDir, createObjectStore, type ObjectStore } from './git-objects.ts';
 export { commitMessage, recoverMessage } from './message.ts';
