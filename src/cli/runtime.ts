@@ -80,7 +80,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
   routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
-  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining }) };
+  // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
+  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
