@@ -60,7 +60,7 @@ class TickingOrchestrator implements Orchestrator {
     this.ctx = {
       root: deps.root, layout: deps.layout, git: deps.git, store: deps.store, svc: deps.svc, clock: deps.clock, log: deps.log,
       env: deps.env, config: deps.config, base: '', serverUrl: '', sessions: new Map(), detected: [],
-      sandbox: { mode: 'none', reason: 'not resolved yet', bwrap: null },
+      sandbox: { mode: 'none', reason: 'not decided: the orchestrator has not started (no agent runs)', bwrap: null },
       randomHex: deps.randomHex ?? randomHex8,
     };
     this.fileValues = { max_agents: deps.config.orchestrator.max_agents, batch_size: deps.config.orchestrator.batch_size };
