@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeOwner } from '../../src/agents/index.ts';
-import { addTenant, createToken } from '../../src/auth/index.ts';
+import { addTenant, createToken, revokeToken } from '../../src/auth/index.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { verifyAudit } from '../../src/observe/index.ts';
 import { sddLayout } from '../../src/store/layout.ts';
@@ -52,7 +52,12 @@ test('a sandboxed agent cannot read secrets, plant git config or hooks, rewrite 
   const git = join(repo.dir, '.git');
   const keys = () => tree(layout.secrets).split('\n').filter((l) => !l.startsWith('tokens.json ')).join('\n');
   const before = { secrets: keys(), config: digest(join(git, 'config')), hooks: tree(join(git, 'hooks')), main: repo.git('rev-parse', 'main') };
-  const http = (method: string, path: string, body?: unknown) => `http method=${method} path=${path}${body ? ` body=${JSON.stringify(body)}` : ''}`;
+  const http = (method: string, path: string, body?: unknown, token?: string) =>
+    `http method=${method} path=${path}${body ? ` body=${JSON.stringify(body)}` : ''}${token ? ` token=${token}` : ''}`;
+  // Other tokens an agent might come by: a revoked one (an earlier session's), and one of another task.
+  const revoked = await createToken(layout, { role: 'agent', taskId: victim.id, tenant: 'acme' }, systemClock);
+  await revokeToken(layout, revoked.record.id, systemClock);
+  const otherTask = (await createToken(layout, { role: 'agent', taskId: 'another-task', tenant: 'default' }, systemClock)).token;
   const tries = [
     'sh cmd=cat ../../secrets/admin.token ../../secrets/tokens.json',
     `sh cmd=cat ${layout.auditKey}`,
@@ -73,6 +78,8 @@ test('a sandboxed agent cannot read secrets, plant git config or hooks, rewrite 
     http('POST', `/tasks/${victim.id}/unblock`, {}),
     http('POST', '/drain'),
     http('GET', '/metrics'),
+    http('POST', `/tasks/${victim.id}/unblock?tenant=acme`, {}, revoked.token),
+    http('GET', '/tasks/next/backend', undefined, otherTask),
     'edit file=out/result.txt content=honest work',
     'commit message=honest work',
   ];
@@ -96,13 +103,14 @@ test('a sandboxed agent cannot read secrets, plant git config or hooks, rewrite 
   }
   for (const t of tries.filter((x) => x.startsWith('http '))) {
     const [, method = '', path = ''] = /method=(\S+) path=(\S+)/.exec(t)!;
-    assert.match(log, new RegExp(`http ${method} ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -> 403`), `403 for ${method} ${path}\n${log}`);
+    const status = t.includes(revoked.token) ? 401 : 403;
+    assert.match(log, new RegExp(`http ${method} ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -> ${status}`), `${status} for ${method} ${path}\n${log}`);
   }
   for (const secret of [...Object.values(serverSecrets), s.token]) assert.not.ok(log.includes(secret), 'no server secret in the agent environment');
   // Nothing of the server's changed, and the honest work was merged.
   await s.settled();
   assert.is(keys(), before.secrets);
-  const issued = JSON.parse(readFileSync(layout.tokens, 'utf8')).tokens as any[];
+  const issued = (JSON.parse(readFileSync(layout.tokens, 'utf8')).tokens as any[]).filter((x) => x.id !== revoked.record.id && x.task_id !== 'another-task');
   assert.ok(issued.every((x) => x.role === 'agent' && x.task_id === attacker.id && x.revoked_at), 'only the session\'s own token, revoked at its end');
   assert.is(digest(join(git, 'config')), before.config);
   assert.is(tree(join(git, 'hooks')), before.hooks);
