@@ -4,9 +4,12 @@ import { createToken } from '../auth/index.ts';
 import { HttpError } from '../lib/http-error.ts';
 import { claimOne, type GateReport, type Task } from '../tasks/index.ts';
 import { chooseAdapter, planLaunch, type AdapterName } from './adapters.ts';
+import { envPolicy } from './env.ts';
 import { agentBranch, graveyardRef, revParse } from './git-util.ts';
 import { exitFilePath, spawnAgent } from './process.ts';
 import { agentEnv, buildPrompt, promptPath, type PreviousAttempt } from './prompt.ts';
+import { sandboxWrapper } from './sandbox.ts';
+import { writeOwner } from './session-owner.ts';
 import { newSessionId, removeSessionFiles, saveSession, type AgentContext, type Session, type SessionRecord } from './sessions.ts';
 import { addWorktree } from './worktrees.ts';
 
@@ -44,8 +47,8 @@ export interface DispatchState {
 export async function dispatchReady(ctx: AgentContext, state: DispatchState): Promise<Session[]> {
   const { max_agents, batch_size } = ctx.config.orchestrator;
   let budget = Math.min(batch_size, max_agents - runningCount(ctx.sessions.values()));
-  // No agent CLI at all: nothing could start, so leave the queues alone (pickAdapter warns once).
-  if (budget <= 0 || ctx.svc.draining || (ctx.detected.length === 0 && !warnNoAdapter(ctx, state))) return [];
+  // No agent CLI at all, or no sandbox where one is required: nothing could start, so leave the queues alone (warned once).
+  if (budget <= 0 || ctx.svc.draining || (ctx.detected.length === 0 && !warnNoAdapter(ctx, state)) || !sandboxUsable(ctx, state)) return [];
   const queues = fairQueues(ctx.svc.board.byStatus('open'), state.cursor);
   const empty = new Set<number>();
   const skipped: Task[] = [];
@@ -77,6 +80,16 @@ function warnNoAdapter(ctx: AgentContext, state: DispatchState): false {
   return false;
 }
 
+// `agents.sandbox: bwrap` that does not work: agents never start unsandboxed.
+function sandboxUsable(ctx: AgentContext, state: DispatchState): boolean {
+  if (ctx.sandbox.mode !== 'unavailable') return true;
+  if (ctx.svc.board.counts().open > 0 && !state.warned.has(ctx.sandbox.reason)) {
+    state.warned.add(ctx.sandbox.reason);
+    ctx.log.error(`cannot dispatch tasks: ${ctx.sandbox.reason} (install bubblewrap, or set agents.sandbox to auto or none)`);
+  }
+  return false;
+}
+
 // The adapter for a task, or null (warned once per reason) when none can run it.
 function pickAdapter(ctx: AgentContext, state: DispatchState, task: Task): AdapterName | null {
   const requested = typeof task.metadata.adapter === 'string' ? task.metadata.adapter : null;
@@ -96,7 +109,7 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
   const rec: SessionRecord = {
     session_id: sid, role: task.role, adapter, model: null, status: 'starting', pid: null, task_id: task.id, task_title: task.title,
     tenant: task.tenant, worktree: ctx.layout.worktree(sid), branch: agentBranch(sid), started_at: ctx.clock.iso(), ended_at: null,
-    exit_code: null, node_id: null, stalled: false, token_id: null, gates_passed: null, merge_deferred: null,
+    exit_code: null, node_id: null, stalled: false, sandbox: ctx.sandbox.mode === 'bwrap' ? 'bwrap' : 'none', token_id: null, gates_passed: null, merge_deferred: null,
   };
   // The record comes first: after a crash, a task claimed by this session is known to be ours.
   await saveSession(ctx, rec);
@@ -125,8 +138,8 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   const previous = await previousAttempt(ctx, task);
   const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl, ...(previous ? { previous } : {}) });
   const promptFile = promptPath(ctx.layout, rec.session_id);
-  await mkdir(dirname(promptFile), { recursive: true });
-  await writeFile(promptFile, prompt);
+  await mkdir(dirname(promptFile), { recursive: true, mode: 0o700 });
+  await writeFile(promptFile, prompt, { mode: 0o600 });
   const plan = planLaunch({
     adapter: rec.adapter as AdapterName, agents: ctx.config.agents, taskModel: task.model,
     values: { prompt_file: promptFile, prompt, task_id: task.id, session_id: rec.session_id, worktree: wt.path },
@@ -137,9 +150,14 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   await saveSession(ctx, rec);
   const logFile = ctx.layout.log(rec.session_id);
   await mkdir(dirname(logFile), { recursive: true });
-  await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path}\n`);
-  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, svcBinDir: ctx.svcBinDir });
-  const proc = await spawnAgent({ argv: plan.argv, cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
+  // The log keeps its tenant and task after the session record is gone (GET /agents/{sid}/logs checks it).
+  await writeOwner(ctx.layout, { session_id: rec.session_id, task_id: task.id, tenant: task.tenant });
+  const contained = rec.sandbox === 'bwrap' ? 'sandbox: bubblewrap' : `NO SANDBOX (${ctx.sandbox.reason})`;
+  await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path} (${contained})\n`, { mode: 0o600 });
+  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, policy: envPolicy(ctx.config), svcBinDir: ctx.svcBinDir });
+  // The prompt and the svc shim live in the hidden .sdd/runtime: the agent may read (and run) just those.
+  const wrap = await sandboxWrapper(ctx, wt.path, [promptFile, ...(ctx.svcBinDir ? [ctx.svcBinDir] : [])]);
+  const proc = await spawnAgent({ argv: wrap(plan.argv), cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
   s.child = proc;
   void proc.exited.then((e) => { s.exit = e; });
   Object.assign(rec, { pid: proc.pid, status: 'running', started_at: ctx.clock.iso() });

@@ -1,6 +1,9 @@
 import { HttpError } from '../lib/http-error.ts';
+import { oneLine } from '../lib/one-line.ts';
 import { finish, type Actor, type Task, type TaskOp } from '../tasks/index.ts';
+import { envPolicy, gateEnv } from './env.ts';
 import { runGates } from './gates.ts';
+import { sandboxWrapper } from './sandbox.ts';
 import { mergeSession, type MergeResult } from './merge.ts';
 import { saveSession, type AgentContext, type Session } from './sessions.ts';
 import { retire } from './settle.ts';
@@ -24,14 +27,17 @@ export async function finishSession(ctx: AgentContext, s: Session): Promise<void
     const passed = await gateTask(ctx, s, task, who);
     if (!passed) return;
   }
-  const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${task.title.slice(0, 200)} (task ${task.id})` });
+  const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${oneLine(task.title)} (task ${task.id})` });
   await afterMerge(ctx, s, task, who, merge);
 }
 
 // Run and store the gate report; a failure reopens (janitor) or fails the task and retires the session.
 async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): Promise<boolean> {
   const { rec } = s;
-  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env: gateEnv(ctx.env) });
+  // Gates run the agent's code (tests, builds): in the same sandbox as the agent.
+  const env = gateEnv(ctx.env, envPolicy(ctx.config), { taskId: task.id, sessionId: rec.session_id });
+  const wrap = await sandboxWrapper(ctx, rec.worktree);
+  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env, wrap });
   await ctx.store.writeJson(ctx.layout.gates(task.id), report, `gates ${task.id} ${report.overall_pass ? 'passed' : 'failed'}`);
   rec.gates_passed = report.overall_pass;
   await saveSession(ctx, rec);
@@ -88,9 +94,3 @@ export function fromDone(ctx: AgentContext, task: Task, op: 'fail' | 'block', in
   return ctx.svc.apply(task.id, op === 'fail' ? 'gate_fail' : 'merge_block', input, who);
 }
 
-/** The environment of gates: the server's, without its admin token. */
-export function gateEnv(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) if (v !== undefined && k !== 'SERVICE_AUTH_TOKEN') env[k] = v;
-  return env;
-}

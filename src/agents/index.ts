@@ -1,6 +1,8 @@
 export * from './command-template.ts';
 export * from './adapters.ts';
 export * from './prompt.ts';
+export * from './env.ts';
+export * from './sandbox.ts';
 export * from './process.ts';
 export * from './git-util.ts';
 export * from './worktrees.ts';
@@ -9,6 +11,7 @@ export * from './merge.ts';
 export * from './merge-state.ts';
 export * from './partial-merge.ts';
 export * from './sessions.ts';
+export * from './session-owner.ts';
 export * from './runs.ts';
 export * from './logs.ts';
 export * from './stall.ts';

@@ -1,6 +1,7 @@
 import { delimiter, join } from 'node:path';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
+import { allowedEnv, type EnvPolicy } from './env.ts';
 
 /** What the prompt says about the run. */
 export interface PromptInput {
@@ -101,7 +102,7 @@ export function withSvcOnPath(path: string | undefined, dir: string | undefined)
   return [dir, ...(path ?? '').split(delimiter).filter((p) => p && p !== dir)].join(delimiter);
 }
 
-/** The environment of an agent process: `base` (e.g. the server's own) plus the SERVICE_* variables. */
+/** The environment of an agent process: the allow-listed part of `base` (env.ts) plus its own SERVICE_* variables. */
 export function agentEnv(input: {
   base: Readonly<Record<string, string | undefined>>;
   serverUrl: string;
@@ -110,11 +111,11 @@ export function agentEnv(input: {
   token: string;
   /** Folder holding the running server's `svc` (put first on PATH). */
   svcBinDir?: string;
+  /** Default: no passthrough beyond the base names, no extra secrets. */
+  policy?: EnvPolicy;
 }): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(input.base)) if (v !== undefined) env[k] = v;
-  // Never hand an agent the server's own admin token: only the task-scoped one below.
-  delete env.SERVICE_AUTH_TOKEN;
+  // Never the server's own admin token or other SERVICE_* values: only the task-scoped ones below.
+  const env = allowedEnv(input.base, input.policy ?? { passthrough: [], secrets: [] });
   const path = withSvcOnPath(env.PATH, input.svcBinDir);
   if (path !== undefined) env.PATH = path;
   return {

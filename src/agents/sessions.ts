@@ -12,6 +12,7 @@ import type { Task, TaskService } from '../tasks/index.ts';
 import type { DetectedAdapter } from './adapters.ts';
 import { exitFilePath, type AgentExit, type AgentProcess } from './process.ts';
 import { promptPath } from './prompt.ts';
+import type { SandboxState } from './sandbox.ts';
 
 /** Lifecycle of an agent process as `GET /agents` reports it. */
 export const SESSION_STATUSES = ['starting', 'running', 'exited', 'killed'] as const;
@@ -28,11 +29,14 @@ export const AgentEntry = Type.Object({
   worktree: Nullable(Type.String()), branch: Nullable(Type.String()),
   started_at: Nullable(Type.String()), ended_at: Nullable(Type.String()), exit_code: NullableInt,
   node_id: Nullable(Type.String()), stalled: Type.Boolean(), synthetic: Type.Optional(Type.Boolean()),
+  sandbox: Type.Optional(Type.Union([Type.Literal('bwrap'), Type.Literal('none')], { description: 'How the agent was contained (agents.sandbox)' })),
 }, { $id: 'AgentEntry' });
 export type AgentEntry = Static<typeof AgentEntry>;
 
 /** `.sdd/runtime/agents/<sid>.json`: the entry plus what the orchestrator needs across restarts. */
-export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree' | 'branch' | 'started_at'> {
+export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree' | 'branch' | 'started_at' | 'sandbox'> {
+  /** Whether the agent and its gates run in bubblewrap; 'none' means they could reach everything its user can. */
+  sandbox: 'bwrap' | 'none';
   worktree: string;
   branch: string;
   started_at: string;
@@ -75,6 +79,8 @@ export interface AgentDeps {
 /** Everything the orchestrator's parts share: deps, current config, base branch and live sessions. */
 export interface AgentContext extends AgentDeps {
   base: string;
+  /** How agents and gates are contained (resolved at start and on config reload). */
+  sandbox: SandboxState;
   serverUrl: string;
   sessions: Map<string, Session>;
   detected: DetectedAdapter[];
@@ -96,7 +102,7 @@ export function orderedRecord(r: SessionRecord): SessionRecord {
     session_id: r.session_id, role: r.role, adapter: r.adapter, model: r.model, status: r.status, pid: r.pid,
     task_id: r.task_id, task_title: r.task_title, tenant: r.tenant, worktree: r.worktree, branch: r.branch,
     started_at: r.started_at, ended_at: r.ended_at, exit_code: r.exit_code, node_id: r.node_id, stalled: r.stalled,
-    token_id: r.token_id, gates_passed: r.gates_passed, merge_deferred: r.merge_deferred,
+    sandbox: r.sandbox, token_id: r.token_id, gates_passed: r.gates_passed, merge_deferred: r.merge_deferred,
   };
 }
 
@@ -119,8 +125,8 @@ export async function loadSessionRecords(ctx: Pick<AgentContext, 'store' | 'layo
   return out;
 }
 
-function emptyExtras(): Pick<SessionRecord, 'stalled' | 'token_id' | 'gates_passed' | 'merge_deferred'> {
-  return { stalled: false, token_id: null, gates_passed: null, merge_deferred: null };
+function emptyExtras(): Pick<SessionRecord, 'stalled' | 'token_id' | 'gates_passed' | 'merge_deferred' | 'sandbox'> {
+  return { stalled: false, token_id: null, gates_passed: null, merge_deferred: null, sandbox: 'none' };
 }
 
 /** Remove a retired session's runtime files (record, exit code, prompt); its log stays readable. */

@@ -73,7 +73,7 @@ export async function retire(ctx: AgentContext, s: Session, outcome: RunOutcome)
   const r = await retireSession(ctx, rec.session_id, ctx.base);
   if (pid !== null) {
     await appendRun(ctx, {
-      session_id: rec.session_id, task_id: rec.task_id, adapter: rec.adapter, model: rec.model, outcome,
+      session_id: rec.session_id, task_id: rec.task_id, tenant: rec.tenant, adapter: rec.adapter, model: rec.model, outcome,
       seconds: Math.max(0, Math.round((ctx.clock.now() - Date.parse(rec.started_at)) / 10) / 100),
       gates_passed: rec.gates_passed, cost_usd: await costFromLog(ctx.layout.log(rec.session_id)), finished_at: ctx.clock.iso(),
     });

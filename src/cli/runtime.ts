@@ -7,8 +7,8 @@ import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants 
 import { createSso, ssoRoutes } from '../auth/sso/index.ts';
 import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit, type AuditLog } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
-import { VERSION } from './version.ts';
 import { CliError } from './args.ts';
+import { VERSION } from './version.ts';
 import { writeSvcShim } from './shim.ts';
 import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, backfillRiskRecords, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
@@ -38,6 +38,7 @@ export interface Runtime {
 /** Build the Deps, recover state, and start the HTTP API (and, when enabled, the orchestrator). */
 export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { layout, config, log } = o;
+  if (!truthy(o.env.SERVICE_AUTH_DISABLED) && config.auth.enabled) checkAdminToken(o.env.SERVICE_AUTH_TOKEN || undefined);
   const clock = systemClock;
   const ids = ulidIds(clock.now);
   const git = createGit(o.root);
@@ -85,9 +86,10 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env),
   });
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
-  routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch() }));
+  routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
-  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining }) };
+  // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
+  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
@@ -169,6 +171,13 @@ function testFaults(file: string | undefined): Faults | undefined {
       if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
     },
   };
+}
+
+/** A guessable admin token is refused before anything listens. */
+export const MIN_AUTH_TOKEN_LENGTH = 32;
+function checkAdminToken(token: string | undefined): void {
+  if (token === undefined || token.length >= MIN_AUTH_TOKEN_LENGTH) return;
+  throw new CliError(`SERVICE_AUTH_TOKEN is ${token.length} characters long; an admin token needs at least ${MIN_AUTH_TOKEN_LENGTH} (for example: openssl rand -hex 32), or unset it to use .sdd/secrets/admin.token`);
 }
 
 function truthy(v: string | undefined): boolean {

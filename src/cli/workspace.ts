@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gitBaseEnv } from '../store/git-cli.ts';
+import { hardenedArgs } from '../store/git-harden.ts';
 import { CliError } from './args.ts';
 
 /** The package's `.sdd-template/` folder (next to src/ and dist/). */
@@ -34,7 +36,9 @@ export function initSdd(root: string): boolean {
   cpSync(TEMPLATE_DIR, sdd, { recursive: true, force: false, errorOnExist: false, filter: (src) => src !== join(TEMPLATE_DIR, 'gitignore') });
   // npm leaves `.gitignore` files out of a packed tarball: the template keeps it as `gitignore`.
   if (!existsSync(join(sdd, '.gitignore'))) cpSync(join(TEMPLATE_DIR, 'gitignore'), join(sdd, '.gitignore'));
-  for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'secrets', 'worktrees']) mkdirSync(join(sdd, d), { recursive: true });
+  for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'runtime/prompts', 'secrets', 'worktrees']) mkdirSync(join(sdd, d), { recursive: true });
+  // Secrets, logs and prompts are this user's alone, whatever created the folders (an older svc, a copy, a umask).
+  for (const d of ['secrets', 'runtime', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'runtime/prompts']) chmodSync(join(sdd, d), 0o700);
   return fresh;
 }
 
@@ -47,6 +51,7 @@ export function excludeSdd(gitCommonDir: string): void {
   appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}/.sdd/\n`);
 }
 
+// Hardened like every server git call (src/store/git-harden.ts), before the root is even known.
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  return execFileSync('git', [...hardenedArgs(cwd), ...args], { cwd, env: gitBaseEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 }

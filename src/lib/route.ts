@@ -4,6 +4,13 @@ import type { Static, TSchema } from '@sinclair/typebox';
 /** Who may call a route. `read` < `task` < `operate` < `admin`; `public` needs nothing; `hmac` verifies its own signature. */
 export type Access = 'public' | 'hmac' | 'read' | 'task' | 'operate' | 'admin';
 
+/**
+ * What a task-scoped token (an agent's) may do on a route: `own` = the route's `task_id` is its task,
+ * `parent` = it creates a subtask of its task, `session` = it reads its own session (the handler checks
+ * the last two). A route without one refuses task-scoped tokens.
+ */
+export type TaskScope = 'own' | 'parent' | 'session';
+
 /** Token roles of DECISIONS.md (Access). */
 export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
 
@@ -63,6 +70,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   summary: string;
   tags: string[];
   access: Access;
+  /** Whether and how a token scoped to one task may call this route (absent: 403 for such tokens). */
+  taskScope?: TaskScope;
   params?: P;
   query?: Q;
   body?: B;
@@ -75,6 +84,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   responses: Record<number, ResponseDoc>;
   /** Left out of /openapi.json (static assets such as the Swagger UI files). */
   hidden?: boolean;
+  /** A large answer (logs, lists): one client runs at most `server.heavy_reads_per_client` of them at once. */
+  heavy?: boolean;
   handler: (ctx: RouteContext<Static<P>, Static<Q>, Static<B>>) => unknown;
 }
 

@@ -117,6 +117,8 @@ export function buildOpenApi(routes: readonly Route[], info: { title: string; ve
     const body = requestBody(r);
     (paths[path] ??= {})[r.method.toLowerCase()] = {
       operationId: r.operationId, summary: r.summary, tags: r.tags,
+      // Who may call it (DECISIONS.md Access) and what a task-scoped agent token may do with it.
+      'x-svc-access': r.access, ...(r.taskScope ? { 'x-svc-task-scope': r.taskScope } : {}),
       ...(params.length ? { parameters: params } : {}), ...(body ? { requestBody: body } : {}), responses: responses(r),
     };
   }

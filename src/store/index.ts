@@ -1,6 +1,7 @@
 export * from './ids.ts';
 export * from './layout.ts';
 export * from './git-cli.ts';
+export { hardenedArgs, worktreeAdminDir } from './git-harden.ts';
 export * from './types.ts';
 export { stableStringify, writeFileAtomic, writeJsonAtomic, createExclusive, storageError, syncDir, errnoError, tempPathFor, type Faults, type WriteOptions } from './io.ts';
 export { createJsonlAppender, readJsonl, readJsonlTail, scanJsonlBackwards, parseJsonl, type JsonlAppender } from './jsonl.ts';
@@ -9,5 +10,5 @@ export { type AuditIntent } from './journal-plan.ts';
 export { createRecordStore, readJsonFile, type RecordStoreOptions, type ClosableRecordStore } from './records.ts';
 export { createCommitter, type CommitterOptions } from './committer.ts';
 export { STATE_REF } from './state-writer.ts';
-export { blobId, commonGitDir } from './git-objects.ts';
+export { blobId, commonGitDir, createObjectStore, type ObjectStore } from './git-objects.ts';
 export { commitMessage, recoverMessage } from './message.ts';

@@ -171,12 +171,15 @@ function reopened(task: Task, input: TransitionInput): Partial<Task> {
   };
 }
 
-/** Why `task` cannot be claimed now (unfinished dependencies, owned_files held by a working task), or null. */
+/** The key of an owned file in the owners map: ownership is per tenant, so tenants never block (or see) each other. */
+export const ownerKey = (tenant: string, file: string): string => `${tenant}\u0000${file}`;
+
+/** Why `task` cannot be claimed now (unfinished dependencies, owned_files held by a working task of its tenant), or null. */
 export function claimBlockers(task: Task, get: (id: string) => Task | undefined, owners: ReadonlyMap<string, Task>): string | null {
   const unresolved = task.depends_on.filter((d) => { const dep = get(d); return !dep || !depSatisfied(dep); });
   if (unresolved.length) return `Task '${task.id}' has unresolved dependencies: ${unresolved.join(', ')}`;
   for (const file of task.owned_files) {
-    const owner = owners.get(file);
+    const owner = owners.get(ownerKey(task.tenant, file));
     if (owner && owner.id !== task.id && WORKING.has(owner.status)) {
       return `File ownership conflict: ${file} already claimed by task '${owner.id}'`;
     }

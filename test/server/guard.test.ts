@@ -31,7 +31,8 @@ P('allowlist: CIDRs, bare addresses, IPv4-mapped IPv6, loopback switch, bad entr
   assert.not.ok(a.allows('192.168.1.8'));
   assert.ok(a.allows('2001:db8::1'));
   assert.not.ok(a.allows('127.0.0.1'));
-  assert.ok(createAllowlist(['10.0.0.0/8']).allows('::1'), 'loopback allowed by default');
+  assert.not.ok(createAllowlist(['10.0.0.0/8']).allows('::1'), 'loopback is not listed by default');
+  assert.ok(createAllowlist(['10.0.0.0/8'], { allowLoopback: true }).allows('::1'));
   assert.ok(createAllowlist([]).allows('8.8.8.8'), 'empty list allows all');
   assert.throws(() => createAllowlist(['10.0.0.0/33']), /allowed_ips/);
   assert.throws(() => createAllowlist(['example.com']), /allowed_ips/);
@@ -94,15 +95,19 @@ S('allowlist: a client outside it → 403 naming its IP; probes and docs stay re
   }
 });
 
-S('allowlist: listed addresses pass; loopback passes by default', async () => {
-  const listed = await startServer({ allowLoopback: false, config: (c) => { c.server.allowed_ips = ['10.0.0.0/8', '127.0.0.1/32']; } });
+S('allowlist: listed addresses pass; loopback passes a non-empty list only when exempt_loopback says so', async () => {
+  const listed = await startServer({ config: (c) => { c.server.allowed_ips = ['10.0.0.0/8', '127.0.0.1/32']; } });
   const byDefault = await startServer({ config: (c) => { c.server.allowed_ips = ['10.0.0.0/8']; } });
+  const exempt = await startServer({ config: (c) => { c.server.allowed_ips = ['10.0.0.0/8']; c.server.exempt_loopback = true; } });
   try {
     assert.is((await listed.fetch('/', { token: ADMIN })).status, 200);
-    assert.is((await byDefault.fetch('/', { token: ADMIN })).status, 200);
+    // A reverse proxy on the same host would otherwise let the whole world in as 127.0.0.1.
+    assert.is((await byDefault.fetch('/', { token: ADMIN })).status, 403);
+    assert.is((await exempt.fetch('/', { token: ADMIN })).status, 200);
   } finally {
     await listed.close();
     await byDefault.close();
+    await exempt.close();
   }
 });
 

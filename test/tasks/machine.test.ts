@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { HttpError } from '../../src/lib/http-error.ts';
 import {
-  ACTIVE, TERMINAL, TRANSITIONS, allowedVerbs, claimBlockers, depSatisfied, isTerminal, runId, transition, versionConflict,
+  ACTIVE, TERMINAL, TRANSITIONS, allowedVerbs, claimBlockers, depSatisfied, isTerminal, ownerKey, runId, transition, versionConflict,
   type TaskOp, type TransitionInput,
 } from '../../src/tasks/machine.ts';
 import { TASK_STATUSES, type Task, type TaskStatus } from '../../src/tasks/schema.ts';
@@ -189,10 +189,12 @@ guards('done work on an agent branch satisfies a dependent only once merged and 
 
 guards('owned files held by a working task block the claim; its own files do not', () => {
   const owner = task('o', { status: 'claimed', owned_files: ['src/a.ts'] });
-  const owners = new Map([['src/a.ts', owner]]);
+  const owners = new Map([[ownerKey('default', 'src/a.ts'), owner]]);
   const t = task('t', { owned_files: ['src/b.ts', 'src/a.ts'] });
   assert.is(claimBlockers(t, () => undefined, owners), "File ownership conflict: src/a.ts already claimed by task 'o'");
   assert.is(claimBlockers(owner, () => undefined, owners), null);
+  // Another tenant's task owning the same path neither blocks nor is named.
+  assert.is(claimBlockers(task('u', { tenant: 'acme', owned_files: ['src/a.ts'] }), () => undefined, owners), null);
 });
 
 guards('version compare-and-set detail and run ids', () => {
