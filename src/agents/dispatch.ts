@@ -156,7 +156,7 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path} (${contained})\n`, { mode: 0o600 });
   const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, policy: envPolicy(ctx.config), svcBinDir: ctx.svcBinDir });
   // The prompt and the svc shim live in the hidden .sdd/runtime: the agent may read (and run) just those.
-  const wrap = await sandboxWrapper(ctx, wt.path, [promptFile, ...(ctx.svcBinDir ? [ctx.svcBinDir] : [])]);
+  const wrap = await sandboxWrapper(ctx, wt.path, [promptFile, ...(ctx.svcBinDir ? [ctx.svcBinDir, ...(ctx.svcReadable ?? [])] : [])]);
   const proc = await spawnAgent({ argv: wrap(plan.argv), cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
   s.child = proc;
   void proc.exited.then((e) => { s.exit = e; });

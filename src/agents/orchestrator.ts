@@ -59,7 +59,7 @@ class TickingOrchestrator implements Orchestrator {
   constructor(private readonly deps: OrchestratorDeps) {
     this.ctx = {
       root: deps.root, layout: deps.layout, git: deps.git, store: deps.store, svc: deps.svc, clock: deps.clock, log: deps.log,
-      env: deps.env, config: deps.config, base: '', serverUrl: '', sessions: new Map(), detected: [], svcBinDir: deps.svcBinDir,
+      env: deps.env, config: deps.config, base: '', serverUrl: '', sessions: new Map(), detected: [], svcBinDir: deps.svcBinDir, svcReadable: deps.svcReadable,
       sandbox: { mode: 'none', reason: 'not decided: the orchestrator has not started (no agent runs)', bwrap: null },
       randomHex: deps.randomHex ?? randomHex8,
     };

@@ -74,6 +74,8 @@ export interface AgentDeps {
   env: Readonly<Record<string, string | undefined>>;
   /** Folder with an `svc` that runs this server's own CLI; put first on every agent's PATH. */
   svcBinDir?: string;
+  /** Folders that `svc` needs to run (its package, node): readable inside the sandbox, even under /tmp. */
+  svcReadable?: readonly string[];
 }
 
 /** Everything the orchestrator's parts share: deps, current config, base branch and live sessions. */

@@ -9,7 +9,7 @@ import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit, ty
 import { createServer, createMetrics } from '../server/index.ts';
 import { CliError } from './args.ts';
 import { VERSION } from './version.ts';
-import { writeSvcShim } from './shim.ts';
+import { shimReads, writeSvcShim } from './shim.ts';
 import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
 import { TaskService, backfillRiskRecords, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
@@ -82,7 +82,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks), ...ssoRoutes(sso)];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
-    root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime),
+    root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime), svcReadable: shimReads(),
     reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env),
   });
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));

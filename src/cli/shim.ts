@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -23,4 +23,10 @@ export function writeSvcShim(dir: string, argv: { execPath: string; execArgv: re
   writeFileSync(file, `#!/bin/sh\n# The svc of the server that started this agent (written by svc up).\nexec ${[argv.execPath, ...flags, main].map(quote).join(' ')} "$@"\n`);
   chmodSync(file, 0o755);
   return bin;
+}
+
+/** What the shim runs: this svc's package (dist or src, node_modules) and node's own prefix; a sandbox must let agents read them. */
+export function shimReads(execPath: string = process.execPath): string[] {
+  const pkg = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  return [pkg, resolve(dirname(execPath), '..')];
 }

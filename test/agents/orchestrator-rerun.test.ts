@@ -37,7 +37,7 @@ T('the attempt after a failed gate is told the attempt number, the gate, its com
   });
   const t = await h.create('Format the code', ['edit file=x.ts content=let a = 1', 'commit message=x', 'prompt', 'complete']);
   await h.until(() => h!.task(t.id).status === 'failed', 30_000, 'failed after one reopen');
-  const logs = readdirSync(join(h.layout.runtime, 'logs')).map((f) => readFileSync(join(h!.layout.runtime, 'logs', f), 'utf8'));
+  const logs = readdirSync(join(h.layout.runtime, 'logs')).filter((f) => f.endsWith('.log')).map((f) => readFileSync(join(h!.layout.runtime, 'logs', f), 'utf8'));
   assert.is(logs.length, 2, 'two attempts');
   const [second] = logs.filter((l) => l.includes('## Attempt 2'));
   assert.ok(second, `one prompt names attempt 2:\n${logs.join('\n----\n')}`);
