@@ -32,7 +32,7 @@ export async function finishSession(ctx: AgentContext, s: Session): Promise<void
 async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): Promise<boolean> {
   const { rec } = s;
   const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env: gateEnv(ctx.env) });
-  await ctx.store.writeJson(ctx.layout.gates(task.id), report, `gates ${task.id} ${report.overall_pass ? 'passed' : 'failed'}`);
+  await ctx.store.writeJson(ctx.layout.gates(task.id), report, { action: report.overall_pass ? 'gates passed' : 'gates failed', id: task.id, title: task.title, actor: who.actor });
   rec.gates_passed = report.overall_pass;
   await saveSession(ctx, rec);
   const reopens = Number(task.metadata.janitor_reopen_count ?? 0) || 0;

@@ -7,7 +7,7 @@ import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants 
 import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { VERSION } from './version.ts';
-import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
+import { createCommitter, createGit, createRecordStore, dropAuditIntents, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type AuditIntent, type Faults, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
 import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
@@ -18,6 +18,8 @@ import { openSse } from '../server/index.ts';
 export interface RuntimeOptions {
   root: string;
   layout: SddLayout;
+  /** What `svc up` restored from refs/sdd/state before the template (workspace.ts initSdd). */
+  restored?: RestoreResult | null;
   config: Config;
   env: NodeJS.ProcessEnv;
   log: Logger;
@@ -40,9 +42,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   await ensureTenants(layout);
   // Writes journaled before a crash or power loss reach their files before anything reads them.
   const intents: AuditIntent[] = [];
-  await replayJournal(layout, log.withTag('store'), undefined, intents);
-  const recovered = await committer.recover();
-  if (recovered) log.info(`state recovered: ${recovered.message}`);
+  const deleted: string[] = [];
+  await replayJournal(layout, log.withTag('store'), undefined, intents, deleted);
+  await recoverState(layout, committer, new Set(deleted), o.restored, log);
   const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
   const releaseAudit = await takeAuditWriter(layout, log);
   const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs), faults: testFaults(o.env.SVC_TEST_AUDIT_FAULT_FILE) });
@@ -106,6 +108,16 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await store.close();
     },
   };
+}
+
+// Under the server lock: write back what is still missing (journaled deletes excepted), commit what
+// differs and the journaled deletes, then say in words what happened.
+async function recoverState(layout: SddLayout, committer: StateCommitter, deletions: Set<string>, before: RestoreResult | null | undefined, log: Logger): Promise<void> {
+  const again = restoreFromRef(layout, { skip: deletions });
+  const restored = before ? { paths: [...before.paths, ...again.paths], tasks: before.tasks + again.tasks, diskHadNoTasks: before.diskHadNoTasks } : again;
+  const { report } = await committer.recover({ deletions, restored });
+  await dropJournalDeletes(layout);
+  log.info(startMessage(report));
 }
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not

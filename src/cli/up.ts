@@ -25,7 +25,7 @@ export const upCommand = (name: string) =>
     const log = createLogger({ json: Boolean(values['log-json']) });
     const { root, gitCommonDir } = checkWorkTree(resolve(String(values.workdir ?? process.cwd())));
     const layout = sddLayout(root);
-    initSdd(root);
+    const { restored } = initSdd(root);
     excludeSdd(gitCommonDir);
     let config;
     try {
@@ -43,7 +43,7 @@ export const upCommand = (name: string) =>
 
     const release = await takeServerLock(layout.serverLock, layout.serverInfo, log);
     writeFileSync(layout.serverInfo, JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() }) + '\n');
-    const runtime = await startRuntime({ root, layout, config, env, log }).catch(async (err) => {
+    const runtime = await startRuntime({ root, layout, restored, config, env, log }).catch(async (err) => {
       await release();
       throw err;
     });

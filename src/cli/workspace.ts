@@ -2,7 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { restoreFromRef, type RestoreResult } from '../store/restore.ts';
+import { sddLayout } from '../store/layout.ts';
 import { CliError } from './args.ts';
+import { serverAlive } from './server-lock.ts';
 
 /** The package's `.sdd-template/` folder (next to src/ and dist/). */
 export const TEMPLATE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '.sdd-template');
@@ -26,14 +29,25 @@ export function checkWorkTree(workdir: string): { root: string; gitCommonDir: st
   return { root, gitCommonDir: common };
 }
 
-/** Copy `.sdd-template/` into `<root>/.sdd` where files are missing; returns true when `.sdd` was new. */
-export function initSdd(root: string): boolean {
-  const sdd = join(root, '.sdd');
-  const fresh = !existsSync(sdd);
-  mkdirSync(sdd, { recursive: true });
-  cpSync(TEMPLATE_DIR, sdd, { recursive: true, force: false, errorOnExist: false });
-  for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'secrets', 'worktrees']) mkdirSync(join(sdd, d), { recursive: true });
-  return fresh;
+/** What initSdd did: `.sdd` was new, and what it wrote back from refs/sdd/state (null: a live server owns the tree). */
+export interface SddInit {
+  fresh: boolean;
+  restored: RestoreResult | null;
+}
+
+/**
+ * Make `<root>/.sdd`: first the files refs/sdd/state holds and the disk lacks (a clone with a fetched
+ * ref gets its board, config and tenants back), then `.sdd-template/` where files are still missing.
+ * A live server owns its tree (it restored at its start): then only the template is added.
+ */
+export function initSdd(root: string): SddInit {
+  const layout = sddLayout(root);
+  const fresh = !existsSync(layout.sdd);
+  mkdirSync(layout.sdd, { recursive: true });
+  const restored = serverAlive(layout.serverLock, layout.serverInfo) ? null : restoreFromRef(layout);
+  cpSync(TEMPLATE_DIR, layout.sdd, { recursive: true, force: false, errorOnExist: false });
+  for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'secrets', 'worktrees']) mkdirSync(join(layout.sdd, d), { recursive: true });
+  return { fresh, restored };
 }
 
 /** Add `.sdd/` to `.git/info/exclude` so agents' commits never carry state. */
@@ -47,4 +61,11 @@ export function excludeSdd(gitCommonDir: string): void {
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+}
+
+/** `8 task files and 3 other files` for a restore. */
+export function restoredWords(r: RestoreResult): string {
+  const other = r.paths.length - r.tasks;
+  const n = (k: number, w: string) => `${k} ${w}${k === 1 ? '' : 's'}`;
+  return [r.tasks ? n(r.tasks, 'task file') : '', other ? n(other, r.tasks ? 'other file' : 'file') : ''].filter(Boolean).join(' and ');
 }

@@ -5,7 +5,7 @@ import { RecordExists } from '../store/types.ts';
 import { findCycle } from './graph.ts';
 import { parentShouldSplit } from './parents.ts';
 import { metadataTooLarge, newTask, titleKey, type Task, type TaskCreate } from './schema.ts';
-import type { Actor, TaskService } from './service.ts';
+import { changeNote, type Actor, type TaskService } from './service.ts';
 
 /** Create one task: dependencies exist and form no cycle, parent exists, quota holds. */
 export async function createTask(svc: TaskService, input: TaskCreate, who: Actor): Promise<Task> {
@@ -18,7 +18,7 @@ export async function createTask(svc: TaskService, input: TaskCreate, who: Actor
   const held = svc.deps.store.hold();
   try {
     try {
-      await persist(svc, task, svc.auditEntry(task, who, 'task.create', details));
+      await persist(svc, task, who, svc.auditEntry(task, who, 'task.create', details));
       svc.board.upsert(task);
     } finally {
       release();
@@ -54,12 +54,12 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
     await svc.deps.store.writeJson(intent, { tasks });
     const { createAll } = svc.deps.store;
     try {
-      if (createAll) await createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, note: `create ${t.id}`, audit: svc.auditEntry(t, who, 'task.create', details(t)) })));
+      if (createAll) await createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, note: changeNote('create', t, who), audit: svc.auditEntry(t, who, 'task.create', details(t)) })));
       else await persistAll(svc, tasks, who);
     } catch (err) {
       // createAll leaves nothing behind; files created one by one are taken back.
       if (createAll) await rm(intent, { force: true }).catch(() => undefined);
-      else await undoBatch(svc, tasks, intent);
+      else await undoBatch(svc, tasks, who, intent);
       throw err;
     }
     await rm(intent, { force: true });
@@ -82,7 +82,7 @@ async function persistAll(svc: TaskService, tasks: Task[], who: Actor): Promise<
   const lane = async () => {
     while (next < tasks.length && !failed) {
       const t = tasks[next++]!;
-      try { await persist(svc, t, svc.auditEntry(t, who, 'task.create', { title: t.title, role: t.role, batch: true })); } catch (err) { if (!failed) { failed = true; failure = err; } }
+      try { await persist(svc, t, who, svc.auditEntry(t, who, 'task.create', { title: t.title, role: t.role, batch: true })); } catch (err) { if (!failed) { failed = true; failure = err; } }
     }
   };
   await Promise.all(Array.from({ length: Math.min(32, tasks.length) }, lane));
@@ -91,9 +91,9 @@ async function persistAll(svc: TaskService, tasks: Task[], who: Actor): Promise<
 
 // Disk trouble half-way through a batch: take back the files already written so the 503 is true.
 // The intent goes only once every file is gone; if one stays, the next start rolls the batch forward.
-async function undoBatch(svc: TaskService, tasks: Task[], intent: string): Promise<void> {
+async function undoBatch(svc: TaskService, tasks: Task[], who: Actor, intent: string): Promise<void> {
   let undone = true;
-  for (const t of tasks) await svc.deps.store.remove(svc.deps.layout.task(t.id), `undo create ${t.id}`).catch(() => { undone = false; });
+  for (const t of tasks) await svc.deps.store.remove(svc.deps.layout.task(t.id), changeNote('undo create', t, who)).catch(() => { undone = false; });
   if (undone) await rm(intent, { force: true }).catch(() => undefined);
 }
 
@@ -111,7 +111,7 @@ export async function recoverBatches(svc: TaskService): Promise<number> {
       const details = { title: t.title, role: t.role, batch: true, rolled_forward: true };
       const held = svc.deps.store.hold();
       try {
-        if (!(await persist(svc, t, svc.auditEntry(t, who, 'task.create', details)))) continue;
+        if (!(await persist(svc, t, who, svc.auditEntry(t, who, 'task.create', details)))) continue;
         n++;
         await svc.changed(t, who, 'task.create', details, held);
       } finally {
@@ -153,9 +153,9 @@ function prepare(svc: TaskService, input: TaskCreate, who: Actor, pending: Task[
   return newTask(input, { id, now: svc.deps.clock.iso(), tenant: who.tenant });
 }
 
-async function persist(svc: TaskService, task: Task, audit?: Record<string, unknown>): Promise<boolean> {
+async function persist(svc: TaskService, task: Task, who: Actor, audit?: Record<string, unknown>): Promise<boolean> {
   try {
-    await svc.deps.store.create(svc.deps.layout.task(task.id), task, `create ${task.id}`, audit);
+    await svc.deps.store.create(svc.deps.layout.task(task.id), task, changeNote('create', task, who), audit);
     return true;
   } catch (err) {
     if (err instanceof RecordExists) return false;
