@@ -11,3 +11,4 @@ export { createCommitter, type CommitterOptions } from './committer.ts';
 export { blobId, commonGitDir } from './git-objects.ts';
 export { commitMessage, recoverMessage, startMessage, escapeControls } from './message.ts';
 export { restoreFromRef, type RestoreResult } from './restore.ts';
+export { createStateMirror, type StateMirror } from './mirror.ts';

@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../lib/log.ts';
+import type { Git } from './git-cli.ts';
+import { STATE_REF } from './layout.ts';
+
+/**
+ * A bare repository that holds refs/sdd/state and the objects it reaches, nothing else: `/state.git`
+ * serves from it, because git's upload-pack hands out any object of its repository asked for by id
+ * (protocol v2), so serving from the user's repository would expose their code.
+ */
+export interface StateMirror {
+  readonly gitdir: string;
+  /** Resolves once the mirror holds the ref's current value (pushing what it lacks). */
+  current(): Promise<void>;
+  /** A state commit moved the ref: bring the mirror up to it soon (coalesced, errors logged). */
+  nudge(): void;
+}
+
+// Pushes are small packs; combine them geometrically this often so the pack count stays low.
+const REPACK_EVERY = 32;
+const CONFIG: [string, string][] = [
+  ['uploadpack.allowAnySHA1InWant', 'false'],
+  ['uploadpack.allowReachableSHA1InWant', 'false'],
+  ['uploadpack.allowTipSHA1InWant', 'false'],
+  ['uploadpack.allowFilter', 'true'],
+  // Every received pack is kept as a pack (no loose objects), gc is ours.
+  ['receive.unpackLimit', '1'],
+  ['gc.auto', '0'],
+  ['core.logAllRefUpdates', 'false'],
+];
+
+/** The mirror at `<git common dir>/svc-state.git`, created on first use. */
+export function createStateMirror(o: { git: Git; gitCommonDir: string; log: Logger }): StateMirror {
+  const gitdir = join(o.gitCommonDir, 'svc-state.git');
+  const inMirror = (args: string[]) => ['--git-dir', gitdir, ...args];
+  let synced: string | null = null;
+  let pushes = 0;
+  let chain: Promise<void> = Promise.resolve();
+  let queued: Promise<void> | null = null;
+
+  const ensure = async () => {
+    if (existsSync(join(gitdir, 'HEAD'))) return;
+    await o.git.run(['init', '--bare', '-q', gitdir]);
+    for (const [k, v] of CONFIG) await o.git.run(inMirror(['config', k, v]));
+  };
+
+  const syncOnce = async () => {
+    await ensure();
+    const r = await o.git.run(['rev-parse', '--verify', '-q', `${STATE_REF}^{commit}`], { allowFail: true });
+    const head = r.code === 0 ? r.stdout.trim() : null;
+    if (!head || head === synced) return;
+    // By id, so a ref moving meanwhile cannot make the mirror hold something else; --force follows a
+    // ref someone reset. Only objects reachable from `head` travel.
+    await o.git.run(['push', '--quiet', '--force', '--no-verify', gitdir, `${head}:${STATE_REF}`], { timeoutMs: 600_000 });
+    synced = head;
+    if (++pushes % REPACK_EVERY === 0) {
+      await o.git.run(inMirror(['repack', '--geometric=2', '-d', '-q']), { allowFail: true });
+    }
+  };
+
+  // One sync at a time; a call while one waits to start shares it (it reads the ref when it starts).
+  const sync = (): Promise<void> => {
+    if (queued) return queued;
+    const p = chain.then(() => {
+      queued = null;
+      return syncOnce();
+    });
+    queued = p;
+    chain = p.catch(() => undefined);
+    return p;
+  };
+
+  return {
+    gitdir,
+    current: sync,
+    nudge() {
+      sync().catch((err: Error) => o.log.warn(`state mirror ${gitdir} not updated: ${err.message}`));
+    },
+  };
+}
