@@ -8,7 +8,7 @@ import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } f
 import { createServer, createMetrics } from '../server/index.ts';
 import { stateGitRoutes } from '../state/index.ts';
 import { VERSION } from './version.ts';
-import { commonGitDir, createCommitter, createGit, createStateMirror, createRecordStore, dropAuditIntents, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type AuditIntent, type Faults, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
+import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createRecordStore, dropAuditIntents, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type AuditIntent, type Faults, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
 import { TaskService, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
@@ -88,6 +88,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
+  const stopEdits = commitEdits({ layout, files: [layout.config, layout.tenants], committer, log: log.withTag('state') });
   // --- orchestrator (agents domain) ---
   const ownHost = ['0.0.0.0', '::', ''].includes(addr.host) ? '127.0.0.1' : addr.host.includes(':') ? `[${addr.host}]` : addr.host;
   if (config.orchestrator.enabled) await orchestrator.start(`http://${ownHost}:${addr.port}`);
@@ -106,6 +107,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       tasks.stopAuditRetries();
       clearInterval(inboxTimer);
       await drainInbox();
+      await stopEdits();
       await committer.stop();
       await audit.close();
       await releaseAudit();

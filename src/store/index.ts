@@ -12,3 +12,4 @@ export { blobId, commonGitDir } from './git-objects.ts';
 export { commitMessage, recoverMessage, startMessage, escapeControls } from './message.ts';
 export { restoreFromRef, type RestoreResult } from './restore.ts';
 export { createStateMirror, type StateMirror } from './mirror.ts';
+export { commitEdits } from './edits.ts';

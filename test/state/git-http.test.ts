@@ -124,7 +124,7 @@ T('an incremental fetch brings only the new commits; push answers 403', async ()
   assert.match(push.err, /403/);
   const post = await fetch(`${s.url}/state.git/git-receive-pack`, { method: 'POST', headers: { authorization: `Bearer ${s.token}` } });
   assert.is(post.status, 403);
-  assert.match((await post.json()).detail, /read-only/);
+  assert.match(((await post.json()) as { detail: string }).detail, /read-only/);
 });
 
 T.run();
