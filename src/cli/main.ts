@@ -19,6 +19,7 @@ const main = defineCommand({
     tenant: tenantCommand,
     audit: auditCommand,
     task: taskCommand,
+    state: () => import('./state.ts').then((m) => m.stateCommand),
   },
 });
 
