@@ -6,6 +6,8 @@ import { CliError } from './args.ts';
 export interface Endpoint {
   url: string;
   token?: string;
+  /** Where the token came from, for the words of a 401: --token, SERVICE_AUTH_TOKEN, or this file. */
+  tokenFrom?: string;
 }
 
 /** SERVICE_SERVER_URL / SERVICE_AUTH_TOKEN, else `.sdd/runtime/server.json` and `.sdd/secrets/admin.token` under `workdir`. */
@@ -18,8 +20,13 @@ export function resolveEndpoint(env: NodeJS.ProcessEnv, workdir: string, overrid
   }
   url ??= `http://${env.SERVICE_HOST ?? '127.0.0.1'}:${env.SERVICE_PORT ?? '8052'}`;
   let token = overrides.token ?? env.SERVICE_AUTH_TOKEN;
-  if (!token && existsSync(join(sdd, 'secrets', 'admin.token'))) token = readFileSync(join(sdd, 'secrets', 'admin.token'), 'utf8').trim();
-  return { url: url.replace(/\/+$/, ''), token: token || undefined };
+  let tokenFrom = overrides.token ? '--token' : token ? 'SERVICE_AUTH_TOKEN' : undefined;
+  const file = join(sdd, 'secrets', 'admin.token');
+  if (!token && existsSync(file)) {
+    token = readFileSync(file, 'utf8').trim();
+    tokenFrom = file;
+  }
+  return { url: url.replace(/\/+$/, ''), token: token || undefined, ...(token && tokenFrom ? { tokenFrom } : {}) };
 }
 
 /** One JSON request; a non-2xx answer becomes a CliError carrying the server's detail. */
@@ -37,9 +44,17 @@ export async function call<T = unknown>(ep: Endpoint, method: string, path: stri
   const data = text ? safeJson(text) : undefined;
   if (!res.ok) {
     const detail = (data as { detail?: unknown } | undefined)?.detail;
-    throw new CliError(`${method} ${path} → ${res.status}: ${typeof detail === 'string' ? detail : JSON.stringify(detail ?? text)}`);
+    const words = `${method} ${path} → ${res.status}: ${typeof detail === 'string' ? detail : JSON.stringify(detail ?? text)}`;
+    if (res.status === 401) throw new CliError(`${words}\n${tokenHint(ep)}`, 4);
+    throw new CliError(words, res.status === 403 ? 4 : 1);
   }
   return data as T;
+}
+
+// A 401 names the secret it needs: secrets are not in refs/sdd/state, so a clone has none.
+function tokenHint(ep: Endpoint): string {
+  if (!ep.token) return 'no token: pass --token, set SERVICE_AUTH_TOKEN, or put the server\'s admin token in .sdd/secrets/admin.token (svc up writes it there on its first start; secrets are never committed, so a clone has none)';
+  return `the token from ${ep.tokenFrom ?? 'the command line'} was refused by ${ep.url}: it belongs to another server, or it was revoked or expired (svc token create issues a new one on the server's machine)`;
 }
 
 function safeJson(text: string): unknown {

@@ -4,7 +4,7 @@ import type { Config } from '../config/index.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
-import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit } from '../observe/index.ts';
+import { acquireAuditWriter, createAuditLog, drainAuditInbox, listSegments, reconcileAudit } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { stateGitRoutes } from '../state/index.ts';
 import { VERSION } from './version.ts';
@@ -49,6 +49,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   await replayJournal(layout, log.withTag('store'), undefined, intents, deleted);
   await recoverState(layout, committer, new Set(deleted), o.restored, log);
   const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
+  await warnMissingAuditKey(layout, log);
   const releaseAudit = await takeAuditWriter(layout, log);
   const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs), faults: testFaults(o.env.SVC_TEST_AUDIT_FAULT_FILE) });
   // A change journaled with its audit entry whose record a crash prevented gets that record now.
@@ -124,6 +125,12 @@ async function recoverState(layout: SddLayout, committer: StateCommitter, deleti
   const { report } = await committer.recover({ deletions, restored });
   await dropJournalDeletes(layout);
   log.info(startMessage(report));
+}
+
+// A clone has the audit segments (committed) but never the key (a secret): say what that means.
+async function warnMissingAuditKey(layout: SddLayout, log: Logger): Promise<void> {
+  if (existsSync(layout.auditKey) || !(await listSegments(layout.auditDir)).length) return;
+  log.warn(`audit: ${layout.auditKey} is missing but ${layout.auditDir} already holds a chain (from refs/sdd/state): a new key is created and the chain goes on with it. The records before now verify only with the key that signed them: copy .sdd/secrets/audit.key from the machine that wrote them to check them.`);
 }
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not

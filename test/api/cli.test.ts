@@ -71,10 +71,11 @@ T('next, progress and complete walk a task to done; release and fail; cancel', a
   assert.is(cancelled.status, 'cancelled');
 });
 
-T('server errors exit 1 with the detail; usage errors exit 2', async () => {
-  const [missing, none, usage, denied] = await Promise.all([
+T('server errors exit 1 with the detail; usage errors exit 2; a refused or missing token exits 4 naming where a token comes from', async () => {
+  const [missing, none, usage, denied, clone] = await Promise.all([
     task('show', '01zzzzzzzzzzzzzzzzzzzzzzzz'), task('next', 'nobody'), task('complete', '01zzzzzzzzzzzzzzzzzzzzzzzz'),
     runCli(['task', 'list'], { cwd: elsewhere.dir, env: { SERVICE_SERVER_URL: a.s.url, SERVICE_AUTH_TOKEN: 'wrong' } }),
+    runCli(['task', 'list'], { cwd: elsewhere.dir, env: { SERVICE_SERVER_URL: a.s.url, SERVICE_AUTH_TOKEN: '' } }),
   ]);
   assert.is(missing.code, 1);
   assert.match(missing.stderr, /404.*not found/);
@@ -82,8 +83,12 @@ T('server errors exit 1 with the detail; usage errors exit 2', async () => {
   assert.match(none.stderr, /No open tasks for role 'nobody'/);
   assert.is(usage.code, 2);
   assert.match(usage.stderr, /--summary is required/);
-  assert.is(denied.code, 1);
+  assert.is(denied.code, 4);
   assert.match(denied.stderr, /401/);
+  assert.match(denied.stderr, /the token from SERVICE_AUTH_TOKEN was refused/);
+  assert.is(clone.code, 4, 'a clone has no secrets');
+  assert.match(clone.stderr, /no token: .*\.sdd\/secrets\/admin\.token/);
+  assert.not.match(clone.stderr, /\n\s+at /, 'no stack trace');
 });
 
 T.run();

@@ -61,6 +61,7 @@ T('clone + fetch of refs/sdd/state + svc up serves every task with the same vers
   try {
     assert.ok(logLines(s).some((l) => /^state: restored 8 task files and \d+ other files from refs\/sdd\/state \(fetched board\)/.test(l)), logLines(s).join('\n'));
     assert.ok(logLines(s).includes('loaded 8 task(s)'), logLines(s).join('\n'));
+    assert.ok(logLines(s).some((l) => l.startsWith(`audit: ${to}/.sdd/secrets/audit.key is missing but`)), 'a clone is told the audit key is a secret it lacks');
     assert.equal(await board(s), titles);
     await s.settled();
   } finally {
