@@ -121,7 +121,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
 // differs and the journaled deletes, then say in words what happened.
 async function recoverState(layout: SddLayout, committer: StateCommitter, deletions: Set<string>, before: RestoreResult | null | undefined, log: Logger): Promise<void> {
   const again = restoreFromRef(layout, { skip: deletions });
-  const restored = before ? { paths: [...before.paths, ...again.paths], tasks: before.tasks + again.tasks, diskHadNoTasks: before.diskHadNoTasks } : again;
+  // The task files are restored here (initSdd restored only the rest): this pass says whether the disk had any.
+  const restored = before ? { paths: [...before.paths, ...again.paths], tasks: before.tasks + again.tasks, diskHadNoTasks: again.diskHadNoTasks } : again;
   const { report } = await committer.recover({ deletions, restored });
   await dropJournalDeletes(layout);
   log.info(startMessage(report));

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { restoreFromRef, type RestoreResult } from '../store/restore.ts';
+import { BOARD_DIRS, restoreFromRef, type RestoreResult } from '../store/restore.ts';
 import { sddLayout } from '../store/layout.ts';
 import { CliError } from './args.ts';
 import { serverAlive } from './server-lock.ts';
@@ -37,14 +37,15 @@ export interface SddInit {
 
 /**
  * Make `<root>/.sdd`: first the files refs/sdd/state holds and the disk lacks (a clone with a fetched
- * ref gets its board, config and tenants back), then `.sdd-template/` where files are still missing.
- * A live server owns its tree (it restored at its start): then only the template is added.
+ * ref gets its config, tenants and audit log back; with `board`, its task files too), then
+ * `.sdd-template/` where files are still missing. `svc up` restores the task files itself, under its
+ * lock. A live server owns its tree (it restored at its start): then only the template is added.
  */
-export function initSdd(root: string): SddInit {
+export function initSdd(root: string, o: { board?: boolean } = {}): SddInit {
   const layout = sddLayout(root);
   const fresh = !existsSync(layout.sdd);
   mkdirSync(layout.sdd, { recursive: true });
-  const restored = serverAlive(layout.serverLock, layout.serverInfo) ? null : restoreFromRef(layout);
+  const restored = serverAlive(layout.serverLock, layout.serverInfo) ? null : restoreFromRef(layout, o.board ? {} : { skipDirs: BOARD_DIRS });
   cpSync(TEMPLATE_DIR, layout.sdd, { recursive: true, force: false, errorOnExist: false });
   for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'secrets', 'worktrees']) mkdirSync(join(layout.sdd, d), { recursive: true });
   return { fresh, restored };

@@ -55,7 +55,8 @@ function run(args: string[], input: { req: IncomingMessage; gzip: boolean } | nu
   child.stderr!.on('data', (d: Buffer) => { if (stderr.length < 4096) stderr += d.toString('utf8'); });
   const kill = () => { if (child.exitCode === null) child.kill('SIGKILL'); };
   const timer = setTimeout(kill, o.timeoutMs ?? 600_000);
-  res.once('close', kill);
+  // The client went away before the answer was complete: nobody will read the rest.
+  res.once('close', () => { if (!res.writableFinished) kill(); });
   if (input) feed(input.req, input.gzip, child.stdin!, o.maxRequestBytes ?? 16 << 20, kill, o.log);
   return new Promise<void>((resolve, reject) => {
     let started = false;

@@ -10,6 +10,6 @@ export { createRecordStore, readJsonFile, type RecordStoreOptions, type Closable
 export { createCommitter, type CommitterOptions } from './committer.ts';
 export { blobId, commonGitDir } from './git-objects.ts';
 export { commitMessage, recoverMessage, startMessage, escapeControls } from './message.ts';
-export { restoreFromRef, type RestoreResult } from './restore.ts';
+export { restoreFromRef, BOARD_DIRS, type RestoreResult } from './restore.ts';
 export { createStateMirror, type StateMirror } from './mirror.ts';
 export { commitEdits } from './edits.ts';

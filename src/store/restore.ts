@@ -13,6 +13,9 @@ export interface RestoreResult {
   diskHadNoTasks: boolean;
 }
 
+/** The per-task folders: offline commands leave them to `svc up` and `svc init` (a 100k board is 100k files). */
+export const BOARD_DIRS = ['tasks', 'progress', 'gates'] as const;
+
 // Blobs read per `git cat-file --batch` run: bounds memory on a 100k board.
 const CHUNK = 2000;
 const isTask = (rel: string) => rel.startsWith('tasks/') && rel.endsWith('.json');
@@ -22,12 +25,12 @@ const isTask = (rel: string) => rel.startsWith('tasks/') && rel.endsWith('.json'
  * delete removed). Synchronous: it runs before anything reads `.sdd`. Files are created exclusively
  * (temp + link: a file someone wrote meanwhile wins), then made durable with one `sync -f`.
  */
-export function restoreFromRef(layout: SddLayout, opts: { skip?: ReadonlySet<string>; ref?: string } = {}): RestoreResult {
+export function restoreFromRef(layout: SddLayout, opts: { skip?: ReadonlySet<string>; ref?: string; skipDirs?: readonly string[] } = {}): RestoreResult {
   const out: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: true };
   const head = gitSync(layout.root, ['rev-parse', '--verify', '-q', `${opts.ref ?? STATE_REF}^{commit}`], true)?.toString().trim();
   if (!head) return out;
   const missing: { rel: string; oid: string }[] = [];
-  for (const { rel, oid } of listBlobs(layout.root, head)) {
+  for (const { rel, oid } of listBlobs(layout.root, head, opts.skipDirs ?? [])) {
     if (!isCommitted(rel) || opts.skip?.has(rel) || !safeRel(rel)) continue;
     if (lstatSync(join(layout.sdd, rel), { throwIfNoEntry: false })) {
       if (isTask(rel)) out.diskHadNoTasks = false;
@@ -45,9 +48,15 @@ export function restoreFromRef(layout: SddLayout, opts: { skip?: ReadonlySet<str
   return out;
 }
 
-/** Blobs under `.sdd/` in commit `head`: path relative to `.sdd` and blob id. */
-function listBlobs(root: string, head: string): { rel: string; oid: string }[] {
-  const text = gitSync(root, ['ls-tree', '-r', '-z', '--full-tree', head, '--', '.sdd'])!.toString('utf8');
+/** Blobs under `.sdd/` in commit `head` (minus the top-level folders `skipDirs`): path relative to `.sdd` and blob id. */
+function listBlobs(root: string, head: string, skipDirs: readonly string[]): { rel: string; oid: string }[] {
+  let paths = ['.sdd'];
+  if (skipDirs.length) {
+    const top = gitSync(root, ['ls-tree', '-z', '--name-only', '--full-tree', head, '--', '.sdd/'])!.toString('utf8').split('\0').filter(Boolean);
+    paths = top.filter((p) => !skipDirs.includes(p.slice(5)));
+    if (!paths.length) return [];
+  }
+  const text = gitSync(root, ['ls-tree', '-r', '-z', '--full-tree', head, '--', ...paths])!.toString('utf8');
   const out: { rel: string; oid: string }[] = [];
   for (const rec of text.split('\0')) {
     const tab = rec.indexOf('\t');

@@ -18,7 +18,7 @@ T.after(async () => {
   repo?.cleanup();
 });
 
-const committed = async (path: string, pattern: RegExp, timeoutMs = 10_000) => {
+const committed = async (path: string, pattern: RegExp, timeoutMs = 30_000) => {
   for (const until = Date.now() + timeoutMs; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
     const text = repo.git('show', `refs/sdd/state:.sdd/${path}`);
     if (pattern.test(text)) return repo.git('log', '-1', '--format=%s', 'refs/sdd/state', '--', `.sdd/${path}`);
