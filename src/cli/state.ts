@@ -9,7 +9,7 @@ import { table } from './table.ts';
 
 // `svc state log|show|diff`: the board's history from git alone, in any clone that has the ref.
 const REF: ArgsDef = { ref: { type: 'string', description: 'The ref to read (default refs/sdd/state)' } };
-const REV_HELP = 'a commit, ~N (N changes back), @{2 hours ago} or @{2026-11-20 10:00} (the board then)';
+const REV_HELP = 'a commit, ~N commits back, or @{2 hours ago}';
 
 const log = command({ name: 'state log', description: 'The board\'s history: time, actor, change, task' }, {
   ...REF,
