@@ -39,8 +39,10 @@ export function createStateMirror(o: { git: Git; gitCommonDir: string; log: Logg
   let chain: Promise<void> = Promise.resolve();
   let queued: Promise<void> | null = null;
 
+  // Created on first use, and again if someone deleted it (then it needs the whole history again).
   const ensure = async () => {
     if (existsSync(join(gitdir, 'HEAD'))) return;
+    synced = null;
     await o.git.run(['init', '--bare', '-q', gitdir]);
     for (const [k, v] of CONFIG) await o.git.run(inMirror(['config', k, v]));
   };

@@ -84,6 +84,10 @@ T('git ls-remote shows exactly refs/sdd/state; a code branch, a tag or a code co
     }
   }
   assert.is.not((await git(dir, ['cat-file', '-e', codeSha])).code, 0, 'no code commit reached the client');
+  // The repository /state.git serves from holds the state history and nothing else.
+  const mirror = join(repo.dir, '.git', 'svc-state.git');
+  assert.is((await git(mirror, ['for-each-ref', '--format=%(refname)'])).out, 'refs/sdd/state');
+  for (const oid of [codeSha, secretBlob]) assert.is.not((await git(mirror, ['cat-file', '-e', oid])).code, 0, `${oid} is not in the mirror`);
 });
 
 T('a negotiation with many haves (a gzip request body, protocol v0) still fetches', async () => {
