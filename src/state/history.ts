@@ -47,6 +47,7 @@ export function openHistory(root: string, ref = STATE_REF): StateHistory {
     return { oid, time: isoSeconds(Number(ct)) };
   };
   const resolve = async (rev?: string) => {
+    if (!/^refs\/[\w./-]+$/.test(ref) || ref.includes('..')) throw new HistoryError('usage', `--ref: not a ref name: ${ref}`);
     const tip = await verify(git, `${ref}^{commit}`);
     if (!tip) throw new HistoryError('no-ref', `no ${ref} in ${root}: fetch it first (git fetch <url> ${ref}:${ref}), or start svc up here once`);
     return revOf(await pick(git, ref, tip, rev));
