@@ -89,7 +89,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
-  const stopEdits = commitEdits({ layout, files: [layout.config, layout.tenants], committer, log: log.withTag('state') });
+  const stopEdits = await commitEdits({ layout, files: [layout.config, layout.tenants], committer, log: log.withTag('state') });
   // --- orchestrator (agents domain) ---
   const ownHost = ['0.0.0.0', '::', ''].includes(addr.host) ? '127.0.0.1' : addr.host.includes(':') ? `[${addr.host}]` : addr.host;
   if (config.orchestrator.enabled) await orchestrator.start(`http://${ownHost}:${addr.port}`);
