@@ -39,8 +39,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const clock = systemClock;
   const ids = ulidIds(clock.now);
   const git = createGit(o.root);
-  // /state.git serves from a mirror that holds only the state history; every commit nudges it.
-  const mirror = createStateMirror({ git, gitCommonDir: await commonGitDir(git), log: log.withTag('state') });
+  // /state.git serves from a mirror that holds only the state history; commits nudge it while fetches come.
+  const mirror = createStateMirror({ git, gitCommonDir: await commonGitDir(git), log: log.withTag('state'), now: clock.now });
   const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits, onCommit: () => mirror.nudge() });
   await ensureTenants(layout);
   // Writes journaled before a crash or power loss reach their files before anything reads them.
@@ -76,7 +76,6 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files), in refs/sdd/state (state_paths), or checkpointed out of the journal (journal_bytes)', 'kind',
     () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));
   const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks), ...stateGitRoutes({ mirror, log: log.withTag('state') })];
-  mirror.nudge();
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
     root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env,
@@ -110,6 +109,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await drainInbox();
       await stopEdits();
       await committer.stop();
+      mirror.close();
       await audit.close();
       await releaseAudit();
       await store.close();
