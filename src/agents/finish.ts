@@ -38,7 +38,7 @@ async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): 
   const env = gateEnv(ctx.env, envPolicy(ctx.config), { taskId: task.id, sessionId: rec.session_id });
   const wrap = await sandboxWrapper(ctx, rec.worktree);
   const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env, wrap });
-  await ctx.store.writeJson(ctx.layout.gates(task.id), report, `gates ${task.id} ${report.overall_pass ? 'passed' : 'failed'}`);
+  await ctx.store.writeJson(ctx.layout.gates(task.id), report, { action: report.overall_pass ? 'gates passed' : 'gates failed', id: task.id, title: task.title, actor: who.actor });
   rec.gates_passed = report.overall_pass;
   await saveSession(ctx, rec);
   const reopens = Number(task.metadata.janitor_reopen_count ?? 0) || 0;

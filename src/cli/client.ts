@@ -84,6 +84,7 @@ export function detailText(data: unknown, raw: string): string {
 }
 
 function tokenHint(ep: Endpoint): string {
+  if (!ep.token) return ' (no token: pass --token, set SERVICE_AUTH_TOKEN, run svc login, or put the server\'s admin token in .sdd/secrets/admin.token; svc up writes it there on its first start, and secrets are never committed, so a clone has none)';
   const from = ep.tokenSource === 'env' ? 'SERVICE_AUTH_TOKEN from the environment' : ep.tokenSource === 'flag' ? '--token' : ep.tokenSource === 'file' ? '.sdd/secrets/admin.token' : ep.tokenSource === 'login' ? 'the token stored by svc login' : 'no token';
   const also = ep.localTokenFile ? `; this repository's ${ep.localTokenFile} holds another one (unset SERVICE_AUTH_TOKEN to use it)` : '';
   return ` (used ${from}${also})`;
@@ -103,6 +104,8 @@ async function send(url: string, method: string, headers: Record<string, string>
     req.end(payload);
   });
 }
+
+// A 401 names the secret it needs: secrets are not in refs/sdd/state, so a clone has none.
 
 function safeJson(text: string): unknown {
   try {

@@ -25,6 +25,7 @@ export const main = defineCommand({
     site: () => import('./site.ts').then((m) => m.siteCommand),
     compliance: () => import('./compliance.ts').then((m) => m.complianceCommand),
     cluster: () => import('./cluster.ts').then((m) => m.clusterCommand),
+    state: () => import('./state.ts').then((m) => m.stateCommand),
   },
 });
 

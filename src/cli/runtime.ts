@@ -5,12 +5,13 @@ import { systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
 import { createSso, ssoRoutes } from '../auth/sso/index.ts';
-import { acquireAuditWriter, createAuditLog, drainAuditInbox, reconcileAudit, type AuditLog } from '../observe/index.ts';
+import { acquireAuditWriter, createAuditLog, drainAuditInbox, listSegments, reconcileAudit, type AuditLog } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
+import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
 import { VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
-import { createCommitter, createGit, createRecordStore, dropAuditIntents, errnoError, replayJournal, ulidIds, type AuditIntent, type Faults, type SddLayout } from '../store/index.ts';
+import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createRecordStore, dropAuditIntents, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type AuditIntent, type Faults, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
 import { TaskService, backfillRiskRecords, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
@@ -21,6 +22,8 @@ import { openSse } from '../server/index.ts';
 export interface RuntimeOptions {
   root: string;
   layout: SddLayout;
+  /** What `svc up` restored from refs/sdd/state before the template (workspace.ts initSdd). */
+  restored?: RestoreResult | null;
   config: Config;
   env: NodeJS.ProcessEnv;
   log: Logger;
@@ -42,14 +45,17 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const clock = systemClock;
   const ids = ulidIds(clock.now);
   const git = createGit(o.root);
-  const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits });
+  // /state.git serves from a mirror that holds only the state history; commits nudge it while fetches come.
+  const mirror = createStateMirror({ git, gitCommonDir: await commonGitDir(git), log: log.withTag('state'), now: clock.now });
+  const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits, onCommit: () => mirror.nudge() });
   await ensureTenants(layout);
   // Writes journaled before a crash or power loss reach their files before anything reads them.
   const intents: AuditIntent[] = [];
-  await replayJournal(layout, log.withTag('store'), undefined, intents);
-  const recovered = await committer.recover();
-  if (recovered) log.info(`state recovered: ${recovered.message}`);
+  const deleted: string[] = [];
+  await replayJournal(layout, log.withTag('store'), undefined, intents, deleted);
+  await recoverState(layout, committer, new Set(deleted), o.restored, log);
   const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
+  await warnMissingAuditKey(layout, log);
   const releaseAudit = await takeAuditWriter(layout, log);
   const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs), faults: testFaults(o.env.SVC_TEST_AUDIT_FAULT_FILE) });
   // A change journaled with its audit entry whose record a crash prevented gets that record now.
@@ -79,7 +85,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   metrics.gauge('svc_tasks', 'Tasks by status', 'status', () => tasks.board.counts() as unknown as Record<string, number>);
   metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files), in refs/sdd/state (state_paths), or checkpointed out of the journal (journal_bytes)', 'kind',
     () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));
-  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks), ...ssoRoutes(sso)];
+  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks), ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') })];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
     root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime), svcReadable: shimReads(),
@@ -93,6 +99,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
+  const stopEdits = await commitEdits({ layout, files: [layout.config, layout.tenants], committer, log: log.withTag('state') });
   // --- orchestrator (agents domain) ---
   const ownHost = ['0.0.0.0', '::', ''].includes(addr.host) ? '127.0.0.1' : addr.host.includes(':') ? `[${addr.host}]` : addr.host;
   if (config.orchestrator.enabled) await orchestrator.start(`http://${ownHost}:${addr.port}`);
@@ -112,7 +119,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       tasks.stopAuditRetries();
       clearInterval(inboxTimer);
       await drainInbox();
+      await stopEdits();
       await committer.stop();
+      mirror.close();
       await audit.close();
       await releaseAudit();
       await store.close();
@@ -136,6 +145,23 @@ async function startSso(o: RuntimeOptions, audit: AuditLog, onWrite: (abs: strin
     // A bad SSO setup (no IdP certificate, unreadable metadata, corrupt mappings file) stops the start with its reason.
     throw new CliError(`auth.sso: ${(err as Error).message}`);
   }
+}
+
+// Under the server lock: write back what is still missing (journaled deletes excepted), commit what
+// differs and the journaled deletes, then say in words what happened.
+async function recoverState(layout: SddLayout, committer: StateCommitter, deletions: Set<string>, before: RestoreResult | null | undefined, log: Logger): Promise<void> {
+  const again = restoreFromRef(layout, { skip: deletions });
+  // The task files are restored here (initSdd restored only the rest): this pass says whether the disk had any.
+  const restored = before ? { paths: [...before.paths, ...again.paths], tasks: before.tasks + again.tasks, diskHadNoTasks: again.diskHadNoTasks } : again;
+  const { report } = await committer.recover({ deletions, restored });
+  await dropJournalDeletes(layout);
+  log.info(startMessage(report));
+}
+
+// A clone has the audit segments (committed) but never the key (a secret): say what that means.
+async function warnMissingAuditKey(layout: SddLayout, log: Logger): Promise<void> {
+  if (existsSync(layout.auditKey) || !(await listSegments(layout.auditDir)).length) return;
+  log.warn(`audit: ${layout.auditKey} is missing but ${layout.auditDir} already holds a chain (from refs/sdd/state): a new key is created and the chain goes on with it. The records before now verify only with the key that signed them: copy .sdd/secrets/audit.key from the machine that wrote them to check them.`);
 }
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not

@@ -49,7 +49,8 @@ const revoke = command({ name: 'token revoke', description: 'Revoke a token by i
     await auditOffline(layout, { actor: 'cli', action: 'token.revoke', resource_type: 'token', resource_id: rec.id, details: {} });
     c.out(c.values.json ? JSON.stringify({ id: rec.id, revoked_at: rec.revoked_at }) : `revoked ${rec.id}`);
   } catch (err) {
-    if (err instanceof HttpError) throw new CliError(err.detail);
+    // Tokens are secrets, never in refs/sdd/state: name the file that was searched.
+    if (err instanceof HttpError) throw new CliError(`${err.detail} in ${layout.tokens}`, err.status === 404 ? 3 : 1);
     throw err;
   }
 });

@@ -86,11 +86,11 @@ export const upCommand = (name: string) =>
     const layout = sddLayout(root);
     const config = configure(layout, values, env);
     await checkPort(layout, config);
-    initSdd(root);
+    const { restored } = initSdd(root);
     excludeSdd(gitCommonDir);
     const release = await takeServerLock(layout.serverLock, layout.serverInfo, log);
     writeFileSync(layout.serverInfo, JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() }) + '\n');
-    const runtime = await startRuntime({ root, layout, config, env, log }).catch(async (err: NodeJS.ErrnoException) => {
+    const runtime = await startRuntime({ root, layout, restored, config, env, log }).catch(async (err: NodeJS.ErrnoException) => {
       await release();
       if (err.code === 'EADDRINUSE') throw new CliError(`port ${config.server.port} is in use; use --port`);
       throw err;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Git } from '../store/git-cli.ts';
 import { commonGitDir, createObjectStore } from '../store/git-objects.ts';
 import type { SddLayout } from '../store/layout.ts';
-import { STATE_REF } from '../store/state-writer.ts';
+import { STATE_REF } from '../store/index.ts';
 
 /** A committed record that differs now (or in a later commit), or is gone. */
 export interface AuditRewrite {

@@ -63,8 +63,8 @@ export function settledCount(files: readonly Map<string, string | null>[], later
   return files.length;
 }
 
-// Paths come from a file anyone on the box could edit: stay inside `.sdd`.
-function isEntry(e: unknown): e is JournalEntry {
+/** A well-formed entry; paths come from a file anyone on the box could edit: stay inside `.sdd`. */
+export function isEntry(e: unknown): e is JournalEntry {
   if (e === null || typeof e !== 'object') return false;
   const { p, t } = e as Record<string, unknown>;
   if (typeof p !== 'string' || !(typeof t === 'string' || t === null)) return false;

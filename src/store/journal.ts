@@ -7,7 +7,7 @@ import type { Logger } from '../lib/log.ts';
 import { storageError, syncDir, writeFileAtomic, type Faults } from './io.ts';
 import { groupWriter, parseJsonl, type GroupWriter } from './jsonl.ts';
 import type { SddLayout } from './layout.ts';
-import { auditIntents, lastEntries, replayPlan, settledCount, type AuditIntent, type JournalEntry } from './journal-plan.ts';
+import { auditIntents, isEntry, lastEntries, replayPlan, settledCount, type AuditIntent, type JournalEntry } from './journal-plan.ts';
 
 /** Write-ahead journal of record writes: lines appended concurrently share one `write` + `datasync`. */
 export interface Journal {
@@ -63,6 +63,8 @@ export function journalPaths(layout: SddLayout) {
     dir, current: join(dir, 'journal.jsonl'), lock: join(dir, 'journal.lock'), rotated: (n: number) => join(dir, `journal.${String(n).padStart(10, '0')}.jsonl`),
     /** Audit intents of dropped journals, kept until reconciled (dropAuditIntents). */
     intents: join(dir, 'journal-intents.json'),
+    /** Journaled deletes of dropped journals, kept until committed (dropJournalDeletes). */
+    deletes: join(dir, 'journal-deletes.json'),
   };
 }
 
@@ -195,8 +197,9 @@ export function createJournal(o: JournalOptions): Journal {
  * Apply every journaled write whose file differs (durably), then drop the journal; the count applied.
  * Run before anything reads records. The audit intents of the dropped journals go into `intents`: their
  * audit records may be missing (a crash after the write, before its audit append), see reconcileAudit.
+ * Paths whose last journaled word is a delete go into `deleted`: the state commit must delete them too.
  */
-export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir: string) => Promise<void> = syncfs, intents?: AuditIntent[]): Promise<number> {
+export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir: string) => Promise<void> = syncfs, intents?: AuditIntent[], deleted?: string[]): Promise<number> {
   const paths = journalPaths(layout);
   const release = await lockJournal(paths.lock, log, true);
   try {
@@ -204,6 +207,13 @@ export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir
     const names = await listRotated(paths.dir);
     const files = await Promise.all(names.map((n) => readEntries(join(paths.dir, n))));
     const last = lastEntries(files.flat());
+    if (deleted) {
+      // Kept in a file of their own until the caller has committed them (dropJournalDeletes): without
+      // the journal, a file missing on disk would otherwise be restored from the ref at the next start.
+      const all = [...new Set([...(await readDeletes(paths.deletes)), ...[...last].filter(([, t]) => t === null).map(([rel]) => rel)])];
+      deleted.push(...all);
+      if (all.length && names.length) await writeFileAtomic(paths.deletes, JSON.stringify(all));
+    }
     if (intents) {
       // The journals go below; their intents are kept in a file of their own until the caller has
       // reconciled them (dropAuditIntents), so a crash before that loses none.
@@ -229,6 +239,20 @@ export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir
 /** The audit intents replayJournal handed over are reconciled: forget them. */
 export async function dropAuditIntents(layout: SddLayout): Promise<void> {
   await unlink(journalPaths(layout).intents).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+}
+
+/** The journaled deletes replayJournal handed over are committed: forget them. */
+export async function dropJournalDeletes(layout: SddLayout): Promise<void> {
+  await unlink(journalPaths(layout).deletes).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+}
+
+async function readDeletes(abs: string): Promise<string[]> {
+  try {
+    const v: unknown = JSON.parse(await readFile(abs, 'utf8'));
+    return Array.isArray(v) ? v.filter((p): p is string => typeof p === 'string' && isEntry({ p, t: null })) : [];
+  } catch {
+    return [];
+  }
 }
 
 async function readIntents(abs: string): Promise<AuditIntent[]> {

@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 import { ID_PATTERN } from './ids.ts';
 
+/** The ref that holds the history of `.sdd`. */
+export const STATE_REF = 'refs/sdd/state';
+
 /** Folders under `.sdd` that are never committed to refs/sdd/state. */
 export const UNCOMMITTED_DIRS = ['runtime', 'secrets', 'worktrees', 'site'] as const;
 

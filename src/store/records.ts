@@ -9,15 +9,19 @@ import { createJournal, type JournalOptions } from './journal.ts';
 import { createJsonlAppender, readJsonl } from './jsonl.ts';
 import { createPublisher } from './publisher.ts';
 import { isCommitted, relToSdd, type SddLayout } from './layout.ts';
-import { RecordExists, RecordMissing, VersionConflict, type Hold, type RecordStore, type StateCommitter, type UpdateOptions, type Versioned } from './types.ts';
+import { RecordExists, RecordMissing, VersionConflict, type Hold, type Note, type RecordStore, type StateCommitter, type UpdateOptions, type Versioned } from './types.ts';
 
 type Audit = Record<string, unknown>;
 const noHold: Hold = { release: () => undefined, abandon: () => undefined, extend: () => noHold };
 
 export interface RecordStoreOptions {
   layout: SddLayout;
-  /** Receives `touch(abs, note)` for every write to a committed path. */
-  committer: Pick<StateCommitter, 'touch'>;
+  /**
+   * Receives `touch(abs, note)` for every write to a committed path. With `flush` (owned stores), a
+   * checkpoint commits journaled deletes before it drops their journal: a delete must reach the ref
+   * from the journal or the commit, never be undone by a restore at the next start.
+   */
+  committer: Pick<StateCommitter, 'touch'> & Partial<Pick<StateCommitter, 'flush'>>;
   log: Logger;
   /** proper-lockfile `stale` (ms); one value for every process (default 10000). */
   lockStaleMs?: number;
@@ -61,9 +65,23 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
   const inflight = new Set<Promise<void>>();
   // Set when a hold was abandoned (its audit entry never reached the log): journals stay for the next start.
   let keepJournals = false;
+  // A delete was journaled since the last checkpoint: the checkpoint commits it before dropping the journal.
+  let deletes = false;
+  const commitDeletes = async (): Promise<boolean> => {
+    if (!deletes || !committer.flush) return true;
+    deletes = false;
+    try {
+      await committer.flush();
+      return true;
+    } catch (err) {
+      deletes = true;
+      log.warn('journal kept: a delete is not committed yet', { err: (err as Error).message });
+      return false;
+    }
+  };
   const journal = createJournal({
     ...opts.journal, layout, log,
-    ...(publisher ? { faults: opts.journal?.faults ?? faults, owner: { settle: async () => { await Promise.allSettled([...inflight]); await publisher.flush(); return !keepJournals; } } } : {}),
+    ...(publisher ? { faults: opts.journal?.faults ?? faults, owner: { settle: async () => { await Promise.allSettled([...inflight]); await publisher.flush(); return (await commitDeletes()) && !keepJournals; } } } : {}),
   });
 
   // Group commit: the new text goes durably into the journal (one datasync shared by every concurrent
@@ -78,12 +96,15 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
   };
 
   // Owned writes: acknowledged once the journal lines are on disk; the publisher writes the files behind.
-  const journalOwned = (abs: string, text: string | null, audit?: Audit) => journalAllOwned([[abs, text, audit]]);
-  const journalAllOwned = async (writes: readonly (readonly [abs: string, text: string | null, audit?: Audit])[]) => {
+  // `then` runs inside the write, before a checkpoint can see it finished (a delete's touch).
+  const journalOwned = (abs: string, text: string | null, audit?: Audit, then?: () => void) => journalAllOwned([[abs, text, audit]], then);
+  const journalAllOwned = async (writes: readonly (readonly [abs: string, text: string | null, audit?: Audit])[], then?: () => void) => {
     const done = (async () => {
       await journal.appendAll(writes.map(([abs, text, audit]) => [relToSdd(layout, abs), text, audit] as const));
       for (const [abs] of writes) await opts.afterJournal?.(abs);
       for (const [abs, text] of writes) publisher!.put(abs, text);
+      if (writes.some(([, text]) => text === null)) deletes = true;
+      then?.();
     })();
     inflight.add(done);
     try {
@@ -116,7 +137,7 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
     return waiting !== undefined ? waiting !== null : existsSync(abs);
   };
 
-  const touch = (abs: string, note: string | undefined, text: string | null) => {
+  const touch = (abs: string, note: Note | undefined, text: string | null) => {
     if (journaled(abs)) committer.touch(abs, note, text);
   };
 
@@ -178,7 +199,7 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
     readText,
     // Under the record lock, so no update of this path can journal between our link and our line;
     // link goes first (it alone decides RecordExists), so a create that fails is never journaled.
-    create: <T extends Versioned>(abs: string, value: T, note?: string, audit?: Audit) =>
+    create: <T extends Versioned>(abs: string, value: T, note?: Note, audit?: Audit) =>
       guard(abs, async () => {
         const text = stableStringify(value);
         if (!owned(abs)) await createExclusive(abs, text, faults, via(abs, text, audit));
@@ -192,7 +213,7 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
       }, 'any'),
     update,
     // Owned stores only: every file in one journal write, so a failing disk leaves none of them.
-    createAll: publisher && (async <T extends Versioned>(items: readonly { abs: string; value: T; note?: string; audit?: Audit }[]) => {
+    createAll: publisher && (async <T extends Versioned>(items: readonly { abs: string; value: T; note?: Note; audit?: Audit }[]) => {
       if (!items.every((i) => owned(i.abs))) throw new Error('createAll: only for committed paths');
       const taken = items.find((i) => present(i.abs));
       if (taken) throw new RecordExists(taken.abs);
@@ -216,19 +237,19 @@ export function createRecordStore(opts: RecordStoreOptions): ClosableRecordStore
       if (journaled(abs)) committer.touch(abs, note);
     },
     readJsonl,
+    // Owned: the touch runs inside the journaled write, so a checkpoint commits the delete before dropping its journal.
     remove: (abs, note) =>
       guard(abs, async () => {
         if (owned(abs)) {
-          if (!present(abs)) return;
-          await journalOwned(abs, null);
-        } else {
-          try {
-            await via(abs, null).beforePublish?.();
-            await unlink(abs);
-          } catch (err) {
-            if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-            throw storageError(err, abs);
-          }
+          if (present(abs)) await journalOwned(abs, null, undefined, () => touch(abs, note, null));
+          return;
+        }
+        try {
+          await via(abs, null).beforePublish?.();
+          await unlink(abs);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+          throw storageError(err, abs);
         }
         touch(abs, note, null);
       }, 'existing').catch((err) => { if (!(err instanceof RecordMissing)) throw err; }),

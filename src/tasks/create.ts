@@ -6,7 +6,7 @@ import { RecordExists } from '../store/types.ts';
 import { findCycle } from './graph.ts';
 import { parentShouldSplit } from './parents.ts';
 import { metadataTooLarge, newTask, titleKey, type Task, type TaskCreate } from './schema.ts';
-import type { Actor, TaskService } from './service.ts';
+import { changeNote, type Actor, type TaskService } from './service.ts';
 
 /** Create one task: dependencies exist and form no cycle, parent exists, quota holds. */
 export async function createTask(svc: TaskService, input: TaskCreate, who: Actor): Promise<Task> {
@@ -19,7 +19,7 @@ export async function createTask(svc: TaskService, input: TaskCreate, who: Actor
   const held = svc.deps.store.hold();
   try {
     try {
-      await persist(svc, task, svc.auditEntry(task, who, 'task.create', details));
+      await persist(svc, task, who, svc.auditEntry(task, who, 'task.create', details));
       svc.board.upsert(task);
     } finally {
       release();
@@ -55,12 +55,12 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
     await svc.deps.store.writeJson(intent, { tasks });
     const { createAll } = svc.deps.store;
     try {
-      if (createAll) await createAll(tasks.flatMap((t) => creations(svc, t, svc.auditEntry(t, who, 'task.create', details(t)))));
+      if (createAll) await createAll(tasks.flatMap((t) => creations(svc, t, who, svc.auditEntry(t, who, 'task.create', details(t)))));
       else await persistAll(svc, tasks, who);
     } catch (err) {
       // createAll leaves nothing behind; files created one by one are taken back.
       if (createAll) await rm(intent, { force: true }).catch(() => undefined);
-      else await undoBatch(svc, tasks, intent);
+      else await undoBatch(svc, tasks, who, intent);
       throw err;
     }
     await rm(intent, { force: true });
@@ -83,7 +83,7 @@ async function persistAll(svc: TaskService, tasks: Task[], who: Actor): Promise<
   const lane = async () => {
     while (next < tasks.length && !failed) {
       const t = tasks[next++]!;
-      try { await persist(svc, t, svc.auditEntry(t, who, 'task.create', { title: t.title, role: t.role, batch: true })); } catch (err) { if (!failed) { failed = true; failure = err; } }
+      try { await persist(svc, t, who, svc.auditEntry(t, who, 'task.create', { title: t.title, role: t.role, batch: true })); } catch (err) { if (!failed) { failed = true; failure = err; } }
     }
   };
   await Promise.all(Array.from({ length: Math.min(32, tasks.length) }, lane));
@@ -92,11 +92,11 @@ async function persistAll(svc: TaskService, tasks: Task[], who: Actor): Promise<
 
 // Disk trouble half-way through a batch: take back the files already written so the 503 is true.
 // The intent goes only once every file is gone; if one stays, the next start rolls the batch forward.
-async function undoBatch(svc: TaskService, tasks: Task[], intent: string): Promise<void> {
+async function undoBatch(svc: TaskService, tasks: Task[], who: Actor, intent: string): Promise<void> {
   let undone = true;
   for (const t of tasks) {
-    await svc.deps.store.remove(svc.deps.layout.task(t.id), `undo create ${t.id}`).catch(() => { undone = false; });
-    await svc.deps.store.remove(svc.deps.layout.euAiAct(t.id)).catch(() => undefined);
+    await svc.deps.store.remove(svc.deps.layout.task(t.id), changeNote('undo create', t, who)).catch(() => { undone = false; });
+    await svc.deps.store.remove(svc.deps.layout.euAiAct(t.id), changeNote('undo create', t, who)).catch(() => undefined);
   }
   if (undone) await rm(intent, { force: true }).catch(() => undefined);
 }
@@ -115,7 +115,7 @@ export async function recoverBatches(svc: TaskService): Promise<number> {
       const details = { title: t.title, role: t.role, batch: true, rolled_forward: true };
       const held = svc.deps.store.hold();
       try {
-        if (!(await persist(svc, t, svc.auditEntry(t, who, 'task.create', details)))) continue;
+        if (!(await persist(svc, t, who, svc.auditEntry(t, who, 'task.create', details)))) continue;
         n++;
         await svc.changed(t, who, 'task.create', details, held);
       } finally {
@@ -159,17 +159,17 @@ function prepare(svc: TaskService, input: TaskCreate, who: Actor, pending: Task[
 
 // A task's files: the task and its EU AI Act record (.sdd/eu_ai_act/<id>.json, compliance domain), created
 // together so the record is committed into refs/sdd/state with the task. The one place a creation names its files.
-function creations(svc: TaskService, task: Task, audit?: Record<string, unknown>) {
+function creations(svc: TaskService, task: Task, who: Actor, audit?: Record<string, unknown>) {
   return [
-    { abs: svc.deps.layout.task(task.id), value: task as Task | ReturnType<typeof classifyTask>, note: `create ${task.id}`, audit },
+    { abs: svc.deps.layout.task(task.id), value: task as Task | ReturnType<typeof classifyTask>, note: changeNote('create', task, who), audit },
     { abs: svc.deps.layout.euAiAct(task.id), value: classifyTask(task) },
   ];
 }
 
 // On the server's store both files go in one journal write (no extra latency, both or neither); on a shared
 // tree the record follows the task, and backfillRiskRecords at the next start covers a crash in between.
-async function persist(svc: TaskService, task: Task, audit?: Record<string, unknown>): Promise<boolean> {
-  const [own, risk] = creations(svc, task, audit) as [ReturnType<typeof creations>[0], ReturnType<typeof creations>[1]];
+async function persist(svc: TaskService, task: Task, who: Actor, audit?: Record<string, unknown>): Promise<boolean> {
+  const [own, risk] = creations(svc, task, who, audit) as [ReturnType<typeof creations>[0], ReturnType<typeof creations>[1]];
   const { store } = svc.deps;
   try {
     if (store.createAll) await store.createAll([own, risk]);
@@ -180,15 +180,15 @@ async function persist(svc: TaskService, task: Task, audit?: Record<string, unkn
     return true;
   } catch (err) {
     // A record left by an undone creation: the task alone, the record stays.
-    if (err instanceof RecordExists && err.path === risk.abs) return persistAlone(svc, task, audit);
+    if (err instanceof RecordExists && err.path === risk.abs) return persistAlone(svc, task, who, audit);
     if (err instanceof RecordExists) return false;
     throw err;
   }
 }
 
-async function persistAlone(svc: TaskService, task: Task, audit?: Record<string, unknown>): Promise<boolean> {
+async function persistAlone(svc: TaskService, task: Task, who: Actor, audit?: Record<string, unknown>): Promise<boolean> {
   try {
-    await svc.deps.store.create(svc.deps.layout.task(task.id), task, `create ${task.id}`, audit);
+    await svc.deps.store.create(svc.deps.layout.task(task.id), task, changeNote('create', task, who), audit);
     return true;
   } catch (err) {
     if (err instanceof RecordExists) return false;

@@ -1,6 +1,6 @@
 import { runId } from './machine.ts';
 import type { ProgressEntry, SnapshotEntry, Task, TaskProgressRequest } from './schema.ts';
-import type { Actor, TaskService } from './service.ts';
+import { changeNote, type Actor, type TaskService } from './service.ts';
 
 type Line = (ProgressEntry & { kind: 'entry' }) | (SnapshotEntry & { kind: 'snapshot' });
 
@@ -22,7 +22,7 @@ export async function reportProgress(svc: TaskService, id: string, body: TaskPro
   const run_id = runIdOf(task);
   const file = svc.deps.layout.progress(id);
   const entry = { kind: 'entry' as const, ts, run_id, message: body.message ?? null, percent: body.percent ?? null };
-  await svc.deps.store.appendJsonl(file, entry, `progress ${id}`);
+  await svc.deps.store.appendJsonl(file, entry, changeNote('progress', task, who));
   if (body.files_changed !== undefined || body.tests_passing !== undefined || body.errors !== undefined) {
     const snap = { kind: 'snapshot' as const, ts, run_id, files_changed: body.files_changed ?? 0, tests_passing: body.tests_passing ?? 0, errors: body.errors ?? 0, last_file: body.last_file ?? null };
     await svc.deps.store.appendJsonl(file, snap);

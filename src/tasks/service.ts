@@ -7,7 +7,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
-import type { Hold, RecordStore } from '../store/types.ts';
+import type { ChangeNote, Hold, RecordStore } from '../store/types.ts';
 import { Board } from './board.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
@@ -132,7 +132,7 @@ export class TaskService {
 
   /** Apply one state-machine operation to a task with compare-and-set; audits it and runs follow-ups. */
   async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: ApplyOptions = {}): Promise<Task> {
-    this.visible(id, who.tenant);
+    const { title } = this.visible(id, who.tenant);
     let from = '';
     let next: Task;
     let archived: Promise<unknown> | undefined;
@@ -146,12 +146,12 @@ export class TaskService {
           from = cur.status;
           return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
         },
-        { expectedVersion: opts.expectedVersion, note: noteFor(op, id, input), audit: (n: Task) => this.auditEntry(n, who, `task.${op}`, { from, to: n.status }) },
+        { expectedVersion: opts.expectedVersion, note: noteFor(op, { id, title }, who, input), audit: (n: Task) => this.auditEntry(n, who, `task.${op}`, { from, to: n.status }) },
       );
       // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator);
       // it and the audit record are independent durable appends, so their datasyncs overlap.
       archived = (next.status === 'done' || next.status === 'failed') && from !== next.status
-        ? this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next), `archive ${id}`).then(() => undefined, (err: unknown) => err)
+        ? this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next)).then(() => undefined, (err: unknown) => err)
         : undefined;
       // The task file is the commit point: memory, audit and parent follow it even when the archive line failed.
       const first = opts.auditFirst?.(next, from);
@@ -167,14 +167,14 @@ export class TaskService {
 
   /** Change role, priority, model (PATCH) or metadata (the orchestrator's notes); no state transition. */
   async patch(id: string, fields: { role?: string; priority?: number; model?: string | null; metadata?: Record<string, unknown> }, who: Actor): Promise<Task> {
-    this.visible(id, who.tenant);
+    const { title } = this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     const held = this.deps.store.hold();
     try {
       const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
         if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
         return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
-      }, { note: `patch ${id}`, audit: (n: Task) => this.auditEntry(n, who, 'task.patch', changes) });
+      }, { note: changeNote('patch', { id, title }, who), audit: (n: Task) => this.auditEntry(n, who, 'task.patch', changes) });
       await this.changed(next, who, 'task.patch', changes, held);
       return next;
     } finally {
@@ -268,7 +268,12 @@ function upgrade(t: Task): Task {
   return t.branch === undefined ? { ...t, branch: null } : t;
 }
 
-function noteFor(op: string, id: string, input: Record<string, unknown>): string {
-  const by = typeof input.claimed_by_session === 'string' ? ` by ${input.claimed_by_session}` : '';
-  return `${op} ${id}${by}`;
+function noteFor(op: string, task: Pick<Task, 'id' | 'title'>, who: Actor, input: Record<string, unknown>): ChangeNote {
+  const by = typeof input.claimed_by_session === 'string' ? `by ${input.claimed_by_session}` : undefined;
+  return changeNote(op, task, who, by);
+}
+
+/** The state commit's words for a change to a task: `claim "Fix login" (01jc…) by backend-3f2a`, with its actor. */
+export function changeNote(action: string, task: Pick<Task, 'id' | 'title'>, who: Actor, detail?: string): ChangeNote {
+  return { action, id: task.id, title: task.title, actor: who.actor, ...(detail ? { detail } : {}) };
 }

@@ -71,11 +71,12 @@ T('next, progress and complete walk a task to done; release and fail; cancel', a
   assert.is(cancelled.status, 'cancelled');
 });
 
-T('exit codes: not found 3, usage 2, authentication 4, cannot reach the server 5', async () => {
-  const [missing, none, usage, denied, away] = await Promise.all([
+T('exit codes: not found 3, usage 2, authentication 4 (naming where a token comes from), cannot reach the server 5', async () => {
+  const [missing, none, usage, denied, away, clone] = await Promise.all([
     task('show', '01zzzzzzzzzzzzzzzzzzzzzzzz'), task('next', 'nobody'), task('complete', '01zzzzzzzzzzzzzzzzzzzzzzzz'),
     runCli(['task', 'list'], { cwd: elsewhere.dir, env: { SERVICE_SERVER_URL: a.s.url, SERVICE_AUTH_TOKEN: 'wrong' } }),
     runCli(['task', 'list'], { cwd: elsewhere.dir, env: { SERVICE_SERVER_URL: 'http://127.0.0.1:9', SERVICE_AUTH_TOKEN: 'x' } }),
+    runCli(['task', 'list'], { cwd: elsewhere.dir, env: { SERVICE_SERVER_URL: a.s.url, SERVICE_AUTH_TOKEN: '' } }),
   ]);
   assert.is(missing.code, 3);
   assert.match(missing.stderr, /404.*not found/);
@@ -87,6 +88,9 @@ T('exit codes: not found 3, usage 2, authentication 4, cannot reach the server 5
   assert.match(denied.stderr, /401.*\(used SERVICE_AUTH_TOKEN from the environment\)/);
   assert.is(away.code, 5);
   assert.match(away.stderr, /cannot reach svc at http:\/\/127.0.0.1:9/);
+  assert.is(clone.code, 4, 'a clone has no secrets');
+  assert.match(clone.stderr, /no token: .*\.sdd\/secrets\/admin\.token/);
+  assert.not.match(clone.stderr, /\n\s+at /, 'no stack trace');
 });
 
 T.run();

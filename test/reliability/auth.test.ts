@@ -70,7 +70,8 @@ test('every non-public route refuses a missing, malformed, unknown, expired or r
 });
 
 test('a viewer gets 403 on every write, an agent 403 on /drain; both still read', async () => {
-  const writes = routes.filter((r) => !PUBLIC.includes(r.path) && (r.method !== 'GET' || r.path === '/tasks/next/{role}'));
+  // git-upload-pack is a POST that only reads (a fetch of refs/sdd/state): any role may call it.
+  const writes = routes.filter((r) => !PUBLIC.includes(r.path) && (r.method !== 'GET' || r.path === '/tasks/next/{role}') && r.path !== '/state.git/git-upload-pack');
   const wrong: string[] = [];
   for (const r of writes) {
     const res = await call(r.method, fill(r.path), { authorization: `Bearer ${tok.viewer}` });
@@ -86,6 +87,7 @@ test('a viewer gets 403 on every write, an agent 403 on /drain; both still read'
   assert.is((await s.api('GET', '/drain')).body.draining, false, 'no refused call drained the server');
   for (const role of ['viewer', 'agent', 'operator']) {
     assert.is((await call('GET', `/tasks/${task.id}`, { authorization: `Bearer ${tok[role]}` })).status, 200, `${role} reads a task`);
+    assert.is((await call('GET', '/state.git/info/refs?service=git-upload-pack', { authorization: `Bearer ${tok[role]}` })).status, 200, `${role} reads /state.git`);
   }
   assert.is((await call('POST', '/tasks', { authorization: `Bearer ${tok.agent}` })).status, 422, 'an agent reaches a write (then validation)');
 });
