@@ -77,7 +77,8 @@ export function createStateMirror(o: MirrorOptions): StateMirror {
     // and no delta search: at 100k tasks they made a 100-change push take 7.6–9.8 s instead of
     // 0.75–0.93 s (loaded VM); the mirror's geometric repacks delta-compress later.
     const quick = synced === null ? [] : ['-c', 'pack.window=0'];
-    await o.git.run([...quick, 'push', '--quiet', '--force', '--no-verify', ...(quick.length ? ['--no-thin'] : []), gitdir, `${head}:${STATE_REF}`], { timeoutMs: 600_000 });
+    // The hardened git allows no transport; this push goes to our own mirror on the local disk.
+    await o.git.run([...quick, '-c', 'protocol.file.allow=always', 'push', '--quiet', '--force', '--no-verify', ...(quick.length ? ['--no-thin'] : []), gitdir, `${head}:${STATE_REF}`], { timeoutMs: 600_000 });
     synced = head;
     if (++pushes % REPACK_EVERY === 0) {
       await o.git.run(inMirror(['repack', '--geometric=2', '-d', '-q']), { allowFail: true });
