@@ -2,6 +2,7 @@ import { HttpError } from '../lib/http-error.ts';
 import { finish, type Actor, type Task, type TaskOp } from '../tasks/index.ts';
 import { runGates } from './gates.ts';
 import { mergeSession, type MergeResult } from './merge.ts';
+import { notify } from './observer.ts';
 import { saveSession, type AgentContext, type Session } from './sessions.ts';
 import { retire } from './settle.ts';
 
@@ -25,6 +26,8 @@ export async function finishSession(ctx: AgentContext, s: Session): Promise<void
     if (!passed) return;
   }
   const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${task.title.slice(0, 200)} (task ${task.id})` });
+  // A deferred merge is retried every tick: told once per reason.
+  if (merge.status !== 'deferred' || rec.merge_deferred !== merge.reason) notify(ctx.observer, ctx.log, 'merged', task.id, merge.status);
   await afterMerge(ctx, s, task, who, merge);
 }
 
@@ -33,6 +36,7 @@ async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): 
   const { rec } = s;
   const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env: gateEnv(ctx.env) });
   await ctx.store.writeJson(ctx.layout.gates(task.id), report, `gates ${task.id} ${report.overall_pass ? 'passed' : 'failed'}`);
+  notify(ctx.observer, ctx.log, 'gates', report);
   rec.gates_passed = report.overall_pass;
   await saveSession(ctx, rec);
   const reopens = Number(task.metadata.janitor_reopen_count ?? 0) || 0;

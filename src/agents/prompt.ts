@@ -110,11 +110,16 @@ export function agentEnv(input: {
   token: string;
   /** Folder holding the running server's `svc` (put first on PATH). */
   svcBinDir?: string;
+  /** W3C `traceparent` of the run: an agent CLI that exports OpenTelemetry joins the run's trace. */
+  traceparent?: string;
 }): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(input.base)) if (v !== undefined) env[k] = v;
   // Never hand an agent the server's own admin token: only the task-scoped one below.
   delete env.SERVICE_AUTH_TOKEN;
+  // The server's own trace context (if it was started inside one) is not the run's.
+  delete env.TRACEPARENT;
+  delete env.TRACESTATE;
   const path = withSvcOnPath(env.PATH, input.svcBinDir);
   if (path !== undefined) env.PATH = path;
   return {
@@ -123,5 +128,6 @@ export function agentEnv(input: {
     SERVICE_TASK_ID: input.taskId,
     SERVICE_SESSION_ID: input.sessionId,
     SERVICE_AUTH_TOKEN: input.token,
+    ...(input.traceparent ? { TRACEPARENT: input.traceparent } : {}),
   };
 }

@@ -10,6 +10,7 @@ import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 import type { Task, TaskService } from '../tasks/index.ts';
 import type { DetectedAdapter } from './adapters.ts';
+import type { AgentObserver } from './observer.ts';
 import { exitFilePath, type AgentExit, type AgentProcess } from './process.ts';
 import { promptPath } from './prompt.ts';
 
@@ -28,11 +29,15 @@ export const AgentEntry = Type.Object({
   worktree: Nullable(Type.String()), branch: Nullable(Type.String()),
   started_at: Nullable(Type.String()), ended_at: Nullable(Type.String()), exit_code: NullableInt,
   node_id: Nullable(Type.String()), stalled: Type.Boolean(), synthetic: Type.Optional(Type.Boolean()),
+  /** W3C trace id of the run (the agent got it in TRACEPARENT); absent on synthetic entries. */
+  trace_id: Type.Optional(Nullable(Type.String())),
 }, { $id: 'AgentEntry' });
 export type AgentEntry = Static<typeof AgentEntry>;
 
 /** `.sdd/runtime/agents/<sid>.json`: the entry plus what the orchestrator needs across restarts. */
-export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree' | 'branch' | 'started_at'> {
+export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree' | 'branch' | 'started_at' | 'trace_id'> {
+  /** W3C trace id of the run, handed to the agent as TRACEPARENT (null for records written before traces). */
+  trace_id: string | null;
   worktree: string;
   branch: string;
   started_at: string;
@@ -70,6 +75,8 @@ export interface AgentDeps {
   env: Readonly<Record<string, string | undefined>>;
   /** Folder with an `svc` that runs this server's own CLI; put first on every agent's PATH. */
   svcBinDir?: string;
+  /** Told about agent starts, run ends, gates and merges (metrics, the board's change feed). */
+  observer?: AgentObserver;
 }
 
 /** Everything the orchestrator's parts share: deps, current config, base branch and live sessions. */
@@ -79,6 +86,8 @@ export interface AgentContext extends AgentDeps {
   sessions: Map<string, Session>;
   detected: DetectedAdapter[];
   randomHex: () => string;
+  /** Random bytes (trace and span ids of runs). */
+  randomBytes: (n: number) => Uint8Array;
 }
 
 /** 8 random hex characters (the default source of session ids). */
@@ -96,7 +105,7 @@ export function orderedRecord(r: SessionRecord): SessionRecord {
     session_id: r.session_id, role: r.role, adapter: r.adapter, model: r.model, status: r.status, pid: r.pid,
     task_id: r.task_id, task_title: r.task_title, tenant: r.tenant, worktree: r.worktree, branch: r.branch,
     started_at: r.started_at, ended_at: r.ended_at, exit_code: r.exit_code, node_id: r.node_id, stalled: r.stalled,
-    token_id: r.token_id, gates_passed: r.gates_passed, merge_deferred: r.merge_deferred,
+    token_id: r.token_id, gates_passed: r.gates_passed, merge_deferred: r.merge_deferred, trace_id: r.trace_id,
   };
 }
 
@@ -119,8 +128,8 @@ export async function loadSessionRecords(ctx: Pick<AgentContext, 'store' | 'layo
   return out;
 }
 
-function emptyExtras(): Pick<SessionRecord, 'stalled' | 'token_id' | 'gates_passed' | 'merge_deferred'> {
-  return { stalled: false, token_id: null, gates_passed: null, merge_deferred: null };
+function emptyExtras(): Pick<SessionRecord, 'stalled' | 'token_id' | 'gates_passed' | 'merge_deferred' | 'trace_id'> {
+  return { stalled: false, token_id: null, gates_passed: null, merge_deferred: null, trace_id: null };
 }
 
 /** Remove a retired session's runtime files (record, exit code, prompt); its log stays readable. */

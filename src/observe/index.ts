@@ -5,3 +5,12 @@ export { finishWalk, formatAuditBreak, startWalk, verifyAudit, walkSegment } fro
 export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk } from './audit-verify.ts';
 export { acquireAuditWriter, appendAuditFromCli, drainAuditInbox } from './audit-writer.ts';
 export { reconcileAudit } from './audit-reconcile.ts';
+export { createBoardSource, tapProgress } from './board-source.ts';
+export type { BoardSource, BoardSourceDeps, Progress } from './board-source.ts';
+export { createObservability } from './setup.ts';
+export type { Observability, ObserveDeps } from './setup.ts';
+export { timeStateCommits } from './commit-timer.ts';
+export { BOARD_DIR } from './routes-board.ts';
+export { dashboardQueries, grafanaDashboard } from './grafana.ts';
+export { ChangeRing, BOARD_EVENTS } from './changes.ts';
+export type { BoardEvent, Change, Since } from './changes.ts';
