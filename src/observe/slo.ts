@@ -61,7 +61,8 @@ export function buildSlo(input: { counts: Record<string, number>; runs: readonly
 
 /** Error budget of task success: failures allowed by the target, how many are left, and the burn rate (pure). */
 export function errorBudget(total: number, failed: number, target: number) {
-  const allowed = (1 - target) * total;
+  // Rounded, so 10 % of 20 tasks allows 2 failures, not 1.9999999999999996.
+  const allowed = Math.round((1 - target) * total * 1e6) / 1e6;
   const remaining = allowed - failed;
   const burn = total && target < 1 ? failed / total / (1 - target) : 0;
   const fraction = allowed > 0 ? Math.max(0, remaining / allowed) : failed > 0 ? 0 : 1;
