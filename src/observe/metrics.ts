@@ -51,10 +51,19 @@ function countBy<T>(items: Iterable<T>, key: (t: T) => string): Map<string, numb
 export function registerObserveMetrics(registry: Registry, reads: MetricsReads, version: string): Recorder {
   scraped(registry, 'svc_tasks', 'Tasks on the board by status and role', ['status', 'role'], () =>
     [...countBy(reads.all(), (t) => `${t.status}\u0000${t.role}`)].map(([k, n]) => { const [status = '', role = ''] = k.split('\u0000'); return [{ status, role }, n]; }));
-  scraped(registry, 'svc_task_queue_depth', 'Open tasks whose dependencies are satisfied (claimable now), by role', ['role'], () =>
-    [...countBy(reads.ready(), (t) => t.role)].map(([role, n]) => [{ role }, n]));
-  scraped(registry, 'svc_agents_running', 'Agent processes starting or running, by adapter', ['adapter'], () =>
-    [...countBy(reads.sessions().filter((s) => s.status === 'starting' || s.status === 'running'), (s) => s.adapter ?? 'unknown')].map(([adapter, n]) => [{ adapter }, n]));
+  // Zero series for every role on the board and every adapter seen, so a panel shows 0 rather than nothing.
+  const adapters = new Set<string>();
+  scraped(registry, 'svc_task_queue_depth', 'Open tasks whose dependencies are satisfied (claimable now), by role', ['role'], () => {
+    const depth = countBy(reads.ready(), (t) => t.role);
+    for (const t of reads.all()) if (!depth.has(t.role)) depth.set(t.role, 0);
+    return [...depth].map(([role, n]) => [{ role }, n]);
+  });
+  scraped(registry, 'svc_agents_running', 'Agent processes starting or running, by adapter', ['adapter'], () => {
+    const sessions = reads.sessions();
+    for (const s of sessions) adapters.add(s.adapter ?? 'unknown');
+    const running = countBy(sessions.filter((s) => s.status === 'starting' || s.status === 'running'), (s) => s.adapter ?? 'unknown');
+    return [...adapters].map((adapter) => [{ adapter }, running.get(adapter) ?? 0]);
+  });
   scraped(registry, 'svc_events_clients', 'Clients connected to the /events stream', [], () => [[{}, reads.eventClients()]]);
   scraped(registry, 'svc_build_info', 'Always 1; the version label names the running svc', ['version'], () => [[{ version }, 1]]);
 
@@ -81,7 +90,8 @@ export function registerObserveMetrics(registry: Registry, reads: MetricsReads, 
       const labels = { adapter: run.adapter ?? 'unknown', model: run.model ?? '', outcome: run.outcome };
       runs.inc(labels);
       runSeconds.observe(labels, run.seconds);
-      if (typeof run.cost_usd === 'number') runCost.inc({ adapter: labels.adapter, model: labels.model }, run.cost_usd);
+      adapters.add(labels.adapter);
+      runCost.inc({ adapter: labels.adapter, model: labels.model }, typeof run.cost_usd === 'number' && run.cost_usd > 0 ? run.cost_usd : 0);
     },
     gates(report) {
       gateRuns.inc({ result: report.overall_pass ? 'pass' : 'fail' });
