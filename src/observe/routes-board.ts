@@ -21,6 +21,15 @@ const HEADERS = {
   'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cache-control': 'no-cache',
 };
 
+// A package without its board/ folder serves 404s there rather than failing to start.
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
 const HistoryEntry = Type.Object({
   commit: Type.String(), committed_at: Type.String(), message: Type.String(), actors: Type.Array(Type.String()),
   status: Type.Union([Type.String(), Type.Null()]), version: Type.Union([Type.Integer(), Type.Null()]),
@@ -32,7 +41,7 @@ const TaskHistory = Type.Object({ task_id: Type.String(), ref: Type.String(), en
 export function boardRoutes(d: { source: BoardSource; git: Git; dir?: string }): Route[] {
   const dir = d.dir ?? BOARD_DIR;
   // Only the files the folder holds at start are served; no client path reaches the disk.
-  const files = new Map<string, string>(readdirSync(dir).filter((n) => TYPES[extname(n)]).map((n) => [n, TYPES[extname(n)]!]));
+  const files = new Map<string, string>(listDir(dir).filter((n) => TYPES[extname(n)]).map((n) => [n, TYPES[extname(n)]!]));
   const cache = new Map<string, Buffer>();
   const serve = (name: string, res: import('node:http').ServerResponse) => {
     const type = files.get(name);

@@ -43,7 +43,7 @@ export function perRole(v: Pick<BoardView, 'tasks' | 'costOf'>): Record<string, 
 
 /** GET /status (DECISIONS.md): counts per status and total at the top, agents, cost, per role, summary, cache metrics, uptime, version (pure). */
 export function buildStatus(v: BoardView, extra: { version: string; uptimeS: number; maxAgents: number; draining: boolean; seq: number; cache: Record<string, number> }) {
-  const counts = Object.fromEntries(STATUSES.map((s) => [s, v.counts[s] ?? 0]));
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, v.counts[s] ?? 0])) as Record<(typeof STATUSES)[number], number>;
   const agents = v.sessions.filter(live).length;
   const cost = totalCost(v);
   return {
