@@ -10,11 +10,11 @@ const Names = Type.Array(Type.String({ maxLength: 200 }), { maxItems: 100 });
 const Instant = Type.String({ format: 'date-time' });
 const Limit = Type.Integer({ minimum: 1, maximum: 10_000_000 });
 const TaskExportRequest = Type.Object({
-  format: Type.Optional(Format), status: Type.Optional(Names), role: Type.Optional(Names), assigned_agent: Type.Optional(Type.String()),
+  format: Type.Optional(Format), status: Type.Optional(Names), role: Type.Optional(Names), assigned_agent: Type.Optional(Type.String({ maxLength: 200 })),
   created_after: Type.Optional(Instant), created_before: Type.Optional(Instant), updated_after: Type.Optional(Instant), limit: Type.Optional(Limit),
 }, { $id: 'TaskExportRequest', additionalProperties: false });
 const AgentExportRequest = Type.Object({
-  format: Type.Optional(Format), adapter: Type.Optional(Type.String()), model: Type.Optional(Type.String()), outcome: Type.Optional(Names),
+  format: Type.Optional(Format), adapter: Type.Optional(Type.String({ maxLength: 200 })), model: Type.Optional(Type.String({ maxLength: 200 })), outcome: Type.Optional(Names),
   finished_after: Type.Optional(Instant), finished_before: Type.Optional(Instant), include_live: Type.Optional(Type.Boolean()), limit: Type.Optional(Limit),
 }, { $id: 'AgentExportRequest', additionalProperties: false });
 const FormatQuery = Type.Object({ format: Type.Optional(Format), tenant: Type.Optional(Type.String()) });

@@ -106,7 +106,10 @@ T('/events: live changes after the dashboard\'s seq, a resume with Last-Event-ID
 });
 
 T('/events: each client sees its tenant only; every stream is freed when its client goes away', async () => {
+  // The streams of the test before are closed; wait until the server saw them go.
+  for (let i = 0; i < 100 && (await metric('svc_events_clients')) !== 0; i++) await new Promise((r) => setTimeout(r, 50));
   const before = await metric('svc_events_clients');
+  assert.is(before, 0, 'streams of closed clients are freed');
   const auth = { authorization: `Bearer ${s.token}` };
   const blue = await openEvents(`${s.url}/events`, { ...auth, 'x-tenant-id': 'blue' });
   const def = await openEvents(`${s.url}/events`, auth);
