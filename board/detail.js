@@ -96,6 +96,7 @@ export class Detail {
 
   // The session's log, live: the tail so far, then new lines as the agent writes them.
   followLog(sid) {
+    if (!sid) $('d-log-state').textContent = '(no agent session)';
     if (sid === this.logSid) return;
     this.stopLog();
     this.logSid = sid;
