@@ -7,10 +7,12 @@ import { chooseAdapter, planLaunch, type AdapterName } from './adapters.ts';
 import { envPolicy } from './env.ts';
 import { agentBranch, graveyardRef, revParse } from './git-util.ts';
 import { exitFilePath, spawnAgent } from './process.ts';
+import { notify } from './observer.ts';
 import { agentEnv, buildPrompt, promptPath, type PreviousAttempt } from './prompt.ts';
 import { sandboxWrapper } from './sandbox.ts';
 import { writeOwner } from './session-owner.ts';
 import { newSessionId, removeSessionFiles, saveSession, type AgentContext, type Session, type SessionRecord } from './sessions.ts';
+import { runTraceparent } from './trace.ts';
 import { addWorktree } from './worktrees.ts';
 
 /** A ready queue: one (tenant, role) pair. */
@@ -109,7 +111,7 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
   const rec: SessionRecord = {
     session_id: sid, role: task.role, adapter, model: null, status: 'starting', pid: null, task_id: task.id, task_title: task.title,
     tenant: task.tenant, worktree: ctx.layout.worktree(sid), branch: agentBranch(sid), started_at: ctx.clock.iso(), ended_at: null,
-    exit_code: null, node_id: null, stalled: false, sandbox: ctx.sandbox.mode === 'bwrap' ? 'bwrap' : 'none', token_id: null, gates_passed: null, merge_deferred: null,
+    exit_code: null, node_id: null, stalled: false, sandbox: ctx.sandbox.mode === 'bwrap' ? 'bwrap' : 'none', token_id: null, gates_passed: null, merge_deferred: null, trace_id: null,
   };
   // The record comes first: after a crash, a task claimed by this session is known to be ours.
   await saveSession(ctx, rec);
@@ -147,6 +149,9 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   rec.model = plan.model || null;
   const tok = await createToken(ctx.layout, { role: 'agent', taskId: task.id, tenant: task.tenant, label: `agent session ${rec.session_id}` }, ctx.clock);
   rec.token_id = tok.record.id;
+  // The run's trace (the task's own when its creator gave one): TRACEPARENT for the agent, the id in the record.
+  const trace = runTraceparent(task.metadata.traceparent, ctx.randomBytes(24));
+  rec.trace_id = trace.traceId;
   await saveSession(ctx, rec);
   const logFile = ctx.layout.log(rec.session_id);
   await mkdir(dirname(logFile), { recursive: true });
@@ -154,7 +159,7 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   await writeOwner(ctx.layout, { session_id: rec.session_id, task_id: task.id, tenant: task.tenant });
   const contained = rec.sandbox === 'bwrap' ? 'sandbox: bubblewrap' : `NO SANDBOX (${ctx.sandbox.reason})`;
   await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path} (${contained})\n`, { mode: 0o600 });
-  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, policy: envPolicy(ctx.config), svcBinDir: ctx.svcBinDir });
+  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, policy: envPolicy(ctx.config), svcBinDir: ctx.svcBinDir, traceparent: trace.traceparent });
   // The prompt and the svc shim live in the hidden .sdd/runtime: the agent may read (and run) just those.
   const wrap = await sandboxWrapper(ctx, wt.path, [promptFile, ...(ctx.svcBinDir ? [ctx.svcBinDir, ...(ctx.svcReadable ?? [])] : [])]);
   const proc = await spawnAgent({ argv: wrap(plan.argv), cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
@@ -162,6 +167,7 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   void proc.exited.then((e) => { s.exit = e; });
   Object.assign(rec, { pid: proc.pid, status: 'running', started_at: ctx.clock.iso() });
   await saveSession(ctx, rec);
+  notify(ctx.observer, ctx.log, 'started', { ...rec });
   await ctx.svc.apply(task.id, 'start', {}, { actor: 'orchestrator', tenant: task.tenant }).catch((err) => {
     // A quick agent may already have reported progress or completed.
     if (!(err instanceof HttpError && err.status === 409)) throw err;

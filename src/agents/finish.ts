@@ -5,6 +5,7 @@ import { envPolicy, gateEnv } from './env.ts';
 import { runGates } from './gates.ts';
 import { sandboxWrapper } from './sandbox.ts';
 import { mergeSession, type MergeResult } from './merge.ts';
+import { notify } from './observer.ts';
 import { saveSession, type AgentContext, type Session } from './sessions.ts';
 import { retire } from './settle.ts';
 
@@ -28,6 +29,8 @@ export async function finishSession(ctx: AgentContext, s: Session): Promise<void
     if (!passed) return;
   }
   const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${oneLine(task.title)} (task ${task.id})` });
+  // A deferred merge is retried every tick: told once per reason.
+  if (merge.status !== 'deferred' || rec.merge_deferred !== merge.reason) notify(ctx.observer, ctx.log, 'merged', task.id, merge.status);
   await afterMerge(ctx, s, task, who, merge);
 }
 
@@ -39,6 +42,7 @@ async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): 
   const wrap = await sandboxWrapper(ctx, rec.worktree);
   const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env, wrap });
   await ctx.store.writeJson(ctx.layout.gates(task.id), report, { action: report.overall_pass ? 'gates passed' : 'gates failed', id: task.id, title: task.title, actor: who.actor });
+  notify(ctx.observer, ctx.log, 'gates', report);
   rec.gates_passed = report.overall_pass;
   await saveSession(ctx, rec);
   const reopens = Number(task.metadata.janitor_reopen_count ?? 0) || 0;

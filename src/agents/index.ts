@@ -23,3 +23,5 @@ export * from './orchestrator.ts';
 export * from './routes.ts';
 export * from './routes-merge.ts';
 export * from './tick-loop.ts';
+export * from './observer.ts';
+export * from './trace.ts';

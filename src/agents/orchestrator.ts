@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Config } from '../config/index.ts';
@@ -17,6 +18,7 @@ export interface OrchestratorDeps extends AgentDeps {
   /** Re-read `.sdd/config.yaml` (with env applied); called when the file changes. */
   reloadConfig?: () => Config;
   randomHex?: () => string;
+  randomBytes?: (n: number) => Uint8Array;
   /** Debounce of watcher-triggered ticks (default 50 ms). */
   debounceMs?: number;
 }
@@ -61,7 +63,7 @@ class TickingOrchestrator implements Orchestrator {
       root: deps.root, layout: deps.layout, git: deps.git, store: deps.store, svc: deps.svc, clock: deps.clock, log: deps.log,
       env: deps.env, config: deps.config, base: '', serverUrl: '', sessions: new Map(), detected: [], svcBinDir: deps.svcBinDir, svcReadable: deps.svcReadable,
       sandbox: { mode: 'none', reason: 'not decided: the orchestrator has not started (no agent runs)', bwrap: null },
-      randomHex: deps.randomHex ?? randomHex8,
+      randomHex: deps.randomHex ?? randomHex8, randomBytes: deps.randomBytes ?? randomBytes, observer: deps.observer,
     };
     this.fileValues = { max_agents: deps.config.orchestrator.max_agents, batch_size: deps.config.orchestrator.batch_size };
     this.loop = new TickLoop(() => this.runTick(), { debounceMs: deps.debounceMs ?? 50, onError: (err) => this.ctx.log.error('tick failed', err) });

@@ -113,9 +113,14 @@ export function agentEnv(input: {
   svcBinDir?: string;
   /** Default: no passthrough beyond the base names, no extra secrets. */
   policy?: EnvPolicy;
+  /** W3C `traceparent` of the run: an agent CLI that exports OpenTelemetry joins the run's trace. */
+  traceparent?: string;
 }): Record<string, string> {
   // Never the server's own admin token or other SERVICE_* values: only the task-scoped ones below.
   const env = allowedEnv(input.base, input.policy ?? { passthrough: [], secrets: [] });
+  // The server's own trace context (if it was started inside one) is not the run's.
+  delete env.TRACEPARENT;
+  delete env.TRACESTATE;
   const path = withSvcOnPath(env.PATH, input.svcBinDir);
   if (path !== undefined) env.PATH = path;
   return {
@@ -124,5 +129,6 @@ export function agentEnv(input: {
     SERVICE_TASK_ID: input.taskId,
     SERVICE_SESSION_ID: input.sessionId,
     SERVICE_AUTH_TOKEN: input.token,
+    ...(input.traceparent ? { TRACEPARENT: input.traceparent } : {}),
   };
 }

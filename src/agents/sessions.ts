@@ -10,6 +10,7 @@ import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 import type { Task, TaskService } from '../tasks/index.ts';
 import type { DetectedAdapter } from './adapters.ts';
+import type { AgentObserver } from './observer.ts';
 import { exitFilePath, type AgentExit, type AgentProcess } from './process.ts';
 import { promptPath } from './prompt.ts';
 import type { SandboxState } from './sandbox.ts';
@@ -30,13 +31,17 @@ export const AgentEntry = Type.Object({
   started_at: Nullable(Type.String()), ended_at: Nullable(Type.String()), exit_code: NullableInt,
   node_id: Nullable(Type.String()), stalled: Type.Boolean(), synthetic: Type.Optional(Type.Boolean()),
   sandbox: Type.Optional(Type.Union([Type.Literal('bwrap'), Type.Literal('none')], { description: 'How the agent was contained (agents.sandbox)' })),
+  /** W3C trace id of the run (the agent got it in TRACEPARENT); absent on synthetic entries. */
+  trace_id: Type.Optional(Nullable(Type.String())),
 }, { $id: 'AgentEntry' });
 export type AgentEntry = Static<typeof AgentEntry>;
 
 /** `.sdd/runtime/agents/<sid>.json`: the entry plus what the orchestrator needs across restarts. */
-export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree' | 'branch' | 'started_at' | 'sandbox'> {
+export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree' | 'branch' | 'started_at' | 'sandbox' | 'trace_id'> {
   /** Whether the agent and its gates run in bubblewrap; 'none' means they could reach everything its user can. */
   sandbox: 'bwrap' | 'none';
+  /** W3C trace id of the run, handed to the agent as TRACEPARENT (null for records written before traces). */
+  trace_id: string | null;
   worktree: string;
   branch: string;
   started_at: string;
@@ -76,6 +81,8 @@ export interface AgentDeps {
   svcBinDir?: string;
   /** Folders that `svc` needs to run (its package, node): readable inside the sandbox, even under /tmp. */
   svcReadable?: readonly string[];
+  /** Told about agent starts, run ends, gates and merges (metrics, the board's change feed). */
+  observer?: AgentObserver;
 }
 
 /** Everything the orchestrator's parts share: deps, current config, base branch and live sessions. */
@@ -87,6 +94,8 @@ export interface AgentContext extends AgentDeps {
   sessions: Map<string, Session>;
   detected: DetectedAdapter[];
   randomHex: () => string;
+  /** Random bytes (trace and span ids of runs). */
+  randomBytes: (n: number) => Uint8Array;
 }
 
 /** 8 random hex characters (the default source of session ids). */
@@ -104,7 +113,7 @@ export function orderedRecord(r: SessionRecord): SessionRecord {
     session_id: r.session_id, role: r.role, adapter: r.adapter, model: r.model, status: r.status, pid: r.pid,
     task_id: r.task_id, task_title: r.task_title, tenant: r.tenant, worktree: r.worktree, branch: r.branch,
     started_at: r.started_at, ended_at: r.ended_at, exit_code: r.exit_code, node_id: r.node_id, stalled: r.stalled,
-    sandbox: r.sandbox, token_id: r.token_id, gates_passed: r.gates_passed, merge_deferred: r.merge_deferred,
+    sandbox: r.sandbox, token_id: r.token_id, gates_passed: r.gates_passed, merge_deferred: r.merge_deferred, trace_id: r.trace_id,
   };
 }
 
@@ -127,8 +136,8 @@ export async function loadSessionRecords(ctx: Pick<AgentContext, 'store' | 'layo
   return out;
 }
 
-function emptyExtras(): Pick<SessionRecord, 'stalled' | 'token_id' | 'gates_passed' | 'merge_deferred' | 'sandbox'> {
-  return { stalled: false, token_id: null, gates_passed: null, merge_deferred: null, sandbox: 'none' };
+function emptyExtras(): Pick<SessionRecord, 'stalled' | 'token_id' | 'gates_passed' | 'merge_deferred' | 'sandbox' | 'trace_id'> {
+  return { stalled: false, token_id: null, gates_passed: null, merge_deferred: null, sandbox: 'none', trace_id: null };
 }
 
 /** Remove a retired session's runtime files (record, exit code, prompt); its log stays readable. */

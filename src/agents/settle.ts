@@ -1,7 +1,8 @@
 import { revokeToken } from '../auth/index.ts';
 import { finish, isTerminal, type Task } from '../tasks/index.ts';
 import { groupAlive, isAlive, killGroup } from './process.ts';
-import { appendRun, costFromLog, type RunOutcome } from './runs.ts';
+import { notify } from './observer.ts';
+import { appendRun, costFromLog, type RunOutcome, type RunRecord } from './runs.ts';
 import { removeSessionFiles, type AgentContext, type Session, type SessionStatus } from './sessions.ts';
 import { retireSession } from './worktrees.ts';
 
@@ -71,15 +72,18 @@ export async function retire(ctx: AgentContext, s: Session, outcome: RunOutcome)
   if (pid !== null && (s.child !== null || isAlive(pid, Date.parse(rec.started_at))) && groupAlive(pid)) await killGroup(pid, { graceMs: 2_000 });
   if (rec.token_id) await revokeToken(ctx.layout, rec.token_id, ctx.clock).catch((err) => ctx.log.warn(`token ${rec.token_id}: ${(err as Error).message}`));
   const r = await retireSession(ctx, rec.session_id, ctx.base);
+  let run: RunRecord | null = null;
   if (pid !== null) {
-    await appendRun(ctx, {
+    run = {
       session_id: rec.session_id, task_id: rec.task_id, tenant: rec.tenant, adapter: rec.adapter, model: rec.model, outcome,
       seconds: Math.max(0, Math.round((ctx.clock.now() - Date.parse(rec.started_at)) / 10) / 100),
       gates_passed: rec.gates_passed, cost_usd: await costFromLog(ctx.layout.log(rec.session_id)), finished_at: ctx.clock.iso(),
-    });
+    };
+    await appendRun(ctx, run);
   }
   await removeSessionFiles(ctx.layout, rec.session_id);
   ctx.sessions.delete(rec.session_id);
+  notify(ctx.observer, ctx.log, 'ended', { ...rec }, run);
   const kept = r.graveyard.length ? `; unmerged work kept in ${r.graveyard.join(', ')}` : '';
   ctx.log.info(`session ${rec.session_id} retired (${outcome})${kept}`);
   return r.graveyard;

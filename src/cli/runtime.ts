@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
@@ -5,14 +6,14 @@ import { systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
 import { createSso, ssoRoutes } from '../auth/sso/index.ts';
-import { acquireAuditWriter, createAuditLog, drainAuditInbox, listSegments, reconcileAudit, type AuditLog } from '../observe/index.ts';
+import { acquireAuditWriter, createAuditLog, createBoardSource, createObservability, drainAuditInbox, listSegments, reconcileAudit, tapProgress, timeStateCommits, type AuditLog } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
-import { VERSION } from './version.ts';
+import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
 import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createRecordStore, dropAuditIntents, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type AuditIntent, type Faults, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
-import { TaskService, backfillRiskRecords, drainRoutes, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+import { TaskService, actorOf, backfillRiskRecords, drainRoutes, readProgress, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
@@ -45,9 +46,13 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const clock = systemClock;
   const ids = ulidIds(clock.now);
   const git = createGit(o.root);
+  const metrics = createMetrics();
   // /state.git serves from a mirror that holds only the state history; commits nudge it while fetches come.
   const mirror = createStateMirror({ git, gitCommonDir: await commonGitDir(git), log: log.withTag('state'), now: clock.now });
-  const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits, onCommit: () => mirror.nudge() });
+  // --- observe: state commits timed from the committer's git calls ---
+  const stateGit = timeStateCommits(git, metrics.registry);
+  // --- end observe ---
+  const committer = createCommitter({ layout, git: stateGit, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits, onCommit: () => mirror.nudge() });
   await ensureTenants(layout);
   // Writes journaled before a crash or power loss reach their files before anything reads them.
   const intents: AuditIntent[] = [];
@@ -81,16 +86,25 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   }
   const sso = await startSso(o, audit, (abs, text, note) => committer.touch(abs, note, text));
   const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth'), ...(sso ? { sessions: sso.sso } : {}) });
-  const metrics = createMetrics();
-  metrics.gauge('svc_tasks', 'Tasks by status', 'status', () => tasks.board.counts() as unknown as Record<string, number>);
   metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files), in refs/sdd/state (state_paths), or checkpointed out of the journal (journal_bytes)', 'kind',
     () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));
-  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks), ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') })];
+  // --- observe: status, SLOs, Grafana, exports, SBOM, /dashboard/data, /events, the board page ---
+  let sessions: () => SessionRecord[] = () => [];
+  const source = createBoardSource({ svc: tasks, store, layout, audit, actorOf, readProgress, sessions: () => sessions() });
+  const observe = createObservability({
+    source, registry: metrics.registry, clock, log: log.withTag('observe'), config: config.observe, version: VERSION, openSse, git,
+    packageRoot: PACKAGE_ROOT, uuid: () => randomUUID(),
+  });
+  await observe.start();
+  const taskRoutes = tapProgress(taskWriteRoutes(tasks), observe.progressed, () => clock.iso());
+  // --- end observe ---
+  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskRoutes, ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') }), ...observe.routes];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
     root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime), svcReadable: shimReads(),
-    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env),
+    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer,
   });
+  sessions = () => orchestrator.sessions();
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
   routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
@@ -112,6 +126,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     agents: () => orchestrator.sessions(),
     async stop() {
       tasks.draining = true;
+      observe.stop();
       // --- orchestrator (agents domain) ---
       await orchestrator.stop();
       // --- end orchestrator ---

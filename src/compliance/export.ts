@@ -1,5 +1,6 @@
 // Exports of the board's evidence (pure): SARIF 2.1.0, OSCAL 1.0.4 assessment results, CSV. Same rows → same bytes.
 import { createHash } from 'node:crypto';
+import { csvCell } from '../lib/csv.ts';
 
 /** One task's chain: task → session branch → gate report → merge commit. */
 export interface EvidenceRow {
@@ -113,11 +114,7 @@ export const CSV_COLUMNS = ['task_id', 'title', 'role', 'status', 'created_at', 
 
 /** CSV (RFC 4180, CRLF): one row per task; empty cells for missing links. */
 export function toCsv(x: ExportInput): string {
-  const cell = (v: unknown) => {
-    const s = v === null || v === undefined ? '' : Array.isArray(v) ? v.join(';') : String(v);
-    return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  };
-  const lines = x.rows.map((r) => CSV_COLUMNS.map((c) => cell(c === 'governed' ? governed(r) : c === 'audit_chain' ? x.audit.status : r[c])).join(','));
+  const lines = x.rows.map((r) => CSV_COLUMNS.map((c) => csvCell(c === 'governed' ? governed(r) : c === 'audit_chain' ? x.audit.status : r[c])).join(','));
   return `${[CSV_COLUMNS.join(','), ...lines].join('\r\n')}\r\n`;
 }
 

@@ -120,6 +120,30 @@ export const ConfigSchema = Type.Object(
     janitor: Type.Object({ max_reopens: Type.Integer({ minimum: 0, default: 2 }) }, { default: {} }),
     merge: Type.Object({ base: Type.Optional(Type.String({ minLength: 1 })) }, { default: {} }),
     tenants: Type.Object({ default_max_tasks: Type.Integer({ minimum: 1, default: 1000 }) }, { default: {} }),
+    observe: Type.Object(
+      {
+        budget_usd: Type.Number({ minimum: 0, default: 0, description: 'Spending budget of agent runs in US dollars (0: none); /dashboard/data live_costs and alerts compare reported costs with it' }),
+        budget_warn_pct: Type.Number({ minimum: 0, maximum: 100, default: 80, description: 'Percentage of the budget at which live_costs.should_warn turns true' }),
+        events: Type.Object(
+          {
+            ring_size: Type.Integer({ minimum: 16, maximum: 1_000_000, default: 4096, description: 'Recent board changes kept for /events clients resuming with Last-Event-ID; an older id gets a reset event' }),
+            ping_ms: Type.Integer({ minimum: 100, maximum: 300_000, default: 15_000, description: 'Interval of ping comments on /events' }),
+            max_buffer_bytes: Type.Integer({ minimum: 65_536, default: 4_194_304, description: 'A client that falls this far behind is disconnected (it resumes with Last-Event-ID)' }),
+          },
+          { default: {}, description: 'The /events stream of board changes' },
+        ),
+        slo: Type.Object(
+          {
+            task_success: Type.Number({ minimum: 0, maximum: 1, default: 0.9, description: 'Share of finished tasks that succeed (done or closed, against failed)' }),
+            merge_success: Type.Number({ minimum: 0, maximum: 1, default: 0.95, description: 'Share of gated agent work that merges without a conflict' }),
+            gate_pass: Type.Number({ minimum: 0, maximum: 1, default: 0.8, description: 'Share of gate runs that pass' }),
+            run_p95_s: Type.Number({ exclusiveMinimum: 0, default: 3600, description: '95th percentile duration of successful agent runs, in seconds (at most)' }),
+          },
+          { default: {}, description: 'Targets of GET /slo' },
+        ),
+      },
+      { default: {}, description: 'Status, SLOs, the board and its event stream (docs/observability.md)' },
+    ),
     // `hipaa` switches on HIPAA mode for `svc compliance check` (docs/compliance.md).
     compliance: Type.String({ default: 'standard', description: 'Compliance mode: standard or hipaa' }),
   },

@@ -7,3 +7,12 @@ export { acquireAuditWriter, appendAuditFromCli, drainAuditInbox } from './audit
 export { reconcileAudit } from './audit-reconcile.ts';
 export { formatRewrite, segmentsAtTip, segmentVersions, SegmentHistory, verifyAuditHistory } from './audit-history.ts';
 export type { AuditHistoryResult, AuditRewrite } from './audit-history.ts';
+export { createBoardSource, tapProgress } from './board-source.ts';
+export type { BoardSource, BoardSourceDeps, Progress } from './board-source.ts';
+export { createObservability } from './setup.ts';
+export type { Observability, ObserveDeps } from './setup.ts';
+export { timeStateCommits } from './commit-timer.ts';
+export { BOARD_DIR } from './routes-board.ts';
+export { dashboardQueries, grafanaDashboard } from './grafana.ts';
+export { ChangeRing, BOARD_EVENTS } from './changes.ts';
+export type { BoardEvent, Change, Since } from './changes.ts';

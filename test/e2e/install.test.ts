@@ -102,6 +102,14 @@ T('the packed tarball installs into a prefix without telemetry; svc up serves a 
     assert.match(shown, /"result_summary": "reported through svc on the agent PATH"/);
     const listed = await run(svc, ['task', 'list', '--all'], { cwd: repo.dir });
     assert.match(listed.out, new RegExp(`${id}\\s+closed\\s+backend\\s+2\\s+Add a health check`));
+    // The board's files ship in the package; the SBOM describes the installed tree of the global install.
+    const base = /svc listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log)![1]!;
+    const board = await fetch(`${base}/board/app.js`);
+    assert.is(board.status, 200, 'board/ is in the tarball');
+    const token = readFileSync(join(repo.dir, '.sdd', 'secrets', 'admin.token'), 'utf8').trim();
+    const bom = await (await fetch(`${base}/sbom`, { headers: { authorization: `Bearer ${token}` } })).json() as { metadata: { component: { name: string } }; components: { name: string }[] };
+    assert.is(bom.metadata.component.name, pkg.name);
+    assert.ok(bom.components.some((c) => c.name === 'polka') && !bom.components.some((c) => c.name === 'uvu'), 'runtime dependencies only');
   } finally {
     up?.kill('SIGTERM');
     if (up && up.exitCode === null) await new Promise((r) => up!.once('exit', r));

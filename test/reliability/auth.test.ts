@@ -9,7 +9,7 @@ import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { rawRequest, report, sleep } from './lib.ts';
 
-const PUBLIC = ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/.well-known/agent.json', '/docs', '/openapi.json', '/auth/providers'];
+const PUBLIC = ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/.well-known/agent.json', '/docs', '/openapi.json', '/auth/providers', '/board'];
 const JSON_CT = { 'content-type': 'application/json' };
 
 const test = suite('auth');
