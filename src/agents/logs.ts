@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { appendFile, mkdir, open, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 
 /** `GET /agents/{sid}/logs`: the log (or its tail, cut at a line start) and the file's size in bytes. */
@@ -31,6 +31,15 @@ export async function readLogTail(file: string, tailBytes = 0): Promise<LogTail 
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * Append one line to a session log (hook events): one O_APPEND write, so it never splits a line the agent
+ * writes at the same time, and followers (SSE streams) pick it up like the agent's own output.
+ */
+export async function appendLogLine(file: string, line: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await appendFile(file, `${line.replace(/[\r\n]+/g, ' ')}\n`);
 }
 
 /** Complete lines of `buf` (read at byte `offset`): each line's text and the byte offset just after it (pure). */
