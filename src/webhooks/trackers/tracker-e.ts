@@ -26,7 +26,8 @@ export function planeTicket(data: Json): Ticket {
 function updateAction(body: Json, ticket: Ticket): TicketAction {
   if (ticket.state === 'closed') return 'closed';
   const field = str(obj(body.activity).field);
-  if (field === 'state' && CLOSED_GROUPS.has(str(obj(body.activity).old_value).toLowerCase())) return 'reopened';
+  // The old value is the previous state's name; the usual names of final states count.
+  if (field === 'state' && (CLOSED_GROUPS.has(str(obj(body.activity).old_value).toLowerCase()) || /^(done|closed)$/i.test(str(obj(body.activity).old_value)))) return 'reopened';
   return field === 'labels' ? 'labelled' : 'edited';
 }
 
@@ -55,11 +56,13 @@ export const trackerE: TrackerAdapter = {
         method: 'GET', headers: { accept: 'application/json', ...(t.token ? { 'x-api-key': t.token } : {}) },
       };
     },
-    page(res) {
+    page(res, t) {
       return httpPage(res, () => {
         const b = obj(res.body);
         const items = Array.isArray(b.results) ? (b.results as unknown[]).map(obj) : [];
-        return { kind: 'page', tickets: items.map(planeTicket), next: b.next_page_results === true ? str(b.next_cursor) || null : null };
+        // The API lists every state: before a first watermark only open tickets count, as with the other trackers.
+        const tickets = items.map(planeTicket).filter((x) => t.sinceMs !== null || x.state === 'open');
+        return { kind: 'page', tickets, next: b.next_page_results === true ? str(b.next_cursor) || null : null };
       });
     },
   },
