@@ -77,9 +77,12 @@ export async function createWebhooks(deps: WebhooksDeps): Promise<Webhooks> {
       deliver: (ticket) => sink.apply({ action: 'polled', ticket }).then((r) => metrics.outcome(ticket.adapter, r.outcome)),
       metrics, log, signal: stopping.signal,
     })),
-    setupHints: (serverUrl) => enabled((c) => c.webhook.enabled).map(({ a, c }) =>
-      `tracker ${a.name} (${a.vendor}): deliveries to ${(c.webhook.public_url_base || serverUrl).replace(/\/+$/, '')}/webhooks/trackers/${a.vendor}` +
-      (c.webhook.secret_env && deps.env(c.webhook.secret_env) ? '' : ` -- its secret_env ${c.webhook.secret_env || '(unset)'} is empty, deliveries answer 503`)),
+    setupHints: (serverUrl) => [
+      ...enabled((c) => c.webhook.enabled).map(({ a, c }) =>
+        `tracker ${a.name} (${a.vendor}): deliveries to ${(c.webhook.public_url_base || serverUrl).replace(/\/+$/, '')}/webhooks/trackers/${a.vendor}` +
+        (c.webhook.secret_env && deps.env(c.webhook.secret_env) ? '' : ` -- its secret_env ${c.webhook.secret_env || '(unset)'} is empty, deliveries answer 503`)),
+      ...Object.keys(deps.config()).filter((k) => !trackers.find(k)).map((k) => `trackers.${k} in config.yaml names no tracker adapter (known: ${trackers.all.map((a) => `${a.name}/${a.vendor}`).join(', ')})`),
+    ],
     async close() {
       stopping.abort();
       await background.idle();
