@@ -33,14 +33,14 @@ export function delivery(file: string, o: { deliveryId?: string; raw?: Buffer } 
   const c = CASES.find((x) => x.file === file);
   if (!c) throw new Error(`no fixture ${file}`);
   const raw = o.raw ?? readFileSync(join(DIR, file));
-  const headers = { ...c.headers, 'content-type': 'application/json', ...signature(c.adapter, raw) };
+  const headers: Record<string, string> = { ...c.headers, 'content-type': 'application/json', ...signature(c.adapter, raw) };
   if (o.deliveryId) for (const k of Object.keys(headers)) if (/delivery|identifier|uuid/.test(k)) headers[k] = o.deliveryId;
   return { adapter: c.adapter, raw, headers };
 }
 
 /** POST a delivery to the server at `url` (under the adapter's vendor or canonical name). */
 export async function send(url: string, d: { adapter: string; raw: Buffer; headers: Record<string, string> }, name = d.adapter): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${url}/webhooks/trackers/${name}`, { method: 'POST', headers: d.headers, body: d.raw });
+  const res = await fetch(`${url}/webhooks/trackers/${name}`, { method: 'POST', headers: d.headers, body: new Uint8Array(d.raw) });
   return { status: res.status, body: await res.json() };
 }
 
