@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { appendFile, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { basename, dirname } from 'node:path';
 
@@ -87,6 +87,15 @@ export async function readLogTail(file: string, tailBytes = 0): Promise<LogTail 
   let content = '';
   for await (const t of windowText(w)) content += t;
   return { content, size: w.size };
+}
+
+/**
+ * Append one line to a session log (hook events): one O_APPEND write, so it never splits a line the agent
+ * writes at the same time, and followers (SSE streams) pick it up like the agent's own output.
+ */
+export async function appendLogLine(file: string, line: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await appendFile(file, `${line.replace(/[\r\n]+/g, ' ')}\n`, { mode: 0o600 });
 }
 
 /** Complete lines of `buf` (read at byte `offset`): each line's text and the byte offset just after it (pure). */

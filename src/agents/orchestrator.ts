@@ -164,8 +164,9 @@ class TickingOrchestrator implements Orchestrator {
     const next = this.readConfigFile();
     if (!next) return;
     const c = this.ctx.config;
+    // trackers: the webhook receivers and pollers read it from this same object at each use.
     const sandboxChanged = next.agents.sandbox !== c.agents.sandbox;
-    Object.assign(c, { gates: next.gates, agents: next.agents, janitor: next.janitor });
+    Object.assign(c, { gates: next.gates, agents: next.agents, janitor: next.janitor, trackers: next.trackers });
     if (sandboxChanged) await this.resolveSandbox();
     if (next.orchestrator.max_agents !== this.fileValues.max_agents) c.orchestrator.max_agents = next.orchestrator.max_agents;
     if (next.orchestrator.batch_size !== this.fileValues.batch_size) c.orchestrator.batch_size = next.orchestrator.batch_size;

@@ -19,6 +19,12 @@ import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord
 import { applyEnv, loadConfigFile } from '../config/index.ts';
 import { openSse } from '../server/index.ts';
 // --- end orchestrator ---
+// --- webhooks ---
+import { appendLogLine } from '../agents/index.ts';
+import type { TrackerConfig } from '../config/index.ts';
+import { isValidId } from '../store/index.ts';
+import { createWebhooks, taskPort } from '../webhooks/index.ts';
+// --- end webhooks ---
 
 export interface RuntimeOptions {
   root: string;
@@ -108,6 +114,18 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
   routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
+  // --- webhooks ---
+  // `trackers` is read from the config object the orchestrator updates when config.yaml changes.
+  const webhooks = await createWebhooks({
+    layout, tasks: taskPort(tasks), config: () => config.trackers as Record<string, TrackerConfig | undefined>, env: (name) => o.env[name],
+    clock, log: log.withTag('webhooks'), registry: metrics.registry,
+    sessions: {
+      known: (sid) => isValidId(sid) && (orchestrator.sessions().some((s) => s.session_id === sid) || existsSync(layout.log(sid))),
+      append: (sid, line) => appendLogLine(layout.log(sid), line),
+    },
+  });
+  routes.push(...webhooks.routes);
+  // --- end webhooks ---
   // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
   const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
@@ -118,6 +136,14 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const ownHost = ['0.0.0.0', '::', ''].includes(addr.host) ? '127.0.0.1' : addr.host.includes(':') ? `[${addr.host}]` : addr.host;
   if (config.orchestrator.enabled) await orchestrator.start(`http://${ownHost}:${addr.port}`);
   // --- end orchestrator ---
+  // --- webhooks ---
+  for (const hint of webhooks.setupHints(`http://${ownHost}:${addr.port}`)) log.info(hint);
+  // Tickets changed while the server was down; in the background, so the API is up meanwhile.
+  void webhooks.startupPoll().then((r) => {
+    const parts = [...Object.entries(r.delivered).map(([k, n]) => `${k} ${n} ticket(s)${r.timed_out.includes(k) ? ' (cut short)' : ''}`), ...Object.entries(r.errors).map(([k, e]) => `${k} failed: ${e}`)];
+    if (parts.length) log.info(`startup poll: ${parts.join('; ')}`);
+  }, (err: Error) => log.error('startup poll failed', err));
+  // --- end webhooks ---
 
   return {
     host: addr.host,
@@ -131,6 +157,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await orchestrator.stop();
       // --- end orchestrator ---
       await server.close();
+      // --- webhooks ---
+      await webhooks.close();
+      // --- end webhooks ---
       tasks.stopAuditRetries();
       clearInterval(inboxTimer);
       await drainInbox();

@@ -40,6 +40,19 @@ export const KEY_DOCS: Record<string, string> = {
   'merge.base': 'Branch agents fork from and merge into. Unset: the branch checked out when `svc up` starts.',
   tenants: 'Tenant quotas (`.sdd/tenants.json` holds per-tenant values).',
   'tenants.default_max_tasks': 'Active tasks (not done or finished) a tenant may hold when tenants.json names no `max_tasks`; more answer 429.',
+  trackers: 'Issue trackers (docs/webhooks.md), keyed by adapter: `tracker_a`…`tracker_e` or the vendor names `jira`, `github`, `gitlab`, `linear`, `plane`. Re-read when config.yaml changes.',
+  'trackers.<name>.webhook': 'The receiver `POST /webhooks/trackers/<name>`.',
+  'trackers.<name>.webhook.enabled': 'Accept deliveries; false answers 503.',
+  'trackers.<name>.webhook.secret_env': 'Environment variable holding the shared secret, read at every request (rotate without a restart); unset or empty answers 503.',
+  'trackers.<name>.webhook.public_url_base': 'Advisory: the public URL the tracker reaches this server at (through a proxy that keeps the body bytes), shown in the setup hints of the log.',
+  'trackers.<name>.poll': 'One poll of the tracker\'s list API when `svc up` starts, to catch tickets changed while the server was down.',
+  'trackers.<name>.poll.enabled': 'Poll this tracker once at start.',
+  'trackers.<name>.poll.api_url': 'Base URL of the tracker\'s API (e.g. `https://api.github.com`, `https://gitlab.example.com`, `https://acme.atlassian.net`, `https://api.linear.app`, `https://plane.example.com`).',
+  'trackers.<name>.poll.token_env': 'Environment variable holding the API token (Jira: `email:token` for basic auth).',
+  'trackers.<name>.poll.project': 'What to list: Jira project key, GitHub `owner/repo`, GitLab project path or id, Linear team key, Plane `workspace/project_id`.',
+  'trackers.<name>.poll.newest_first': 'List newest first and stop at the first ticket at or below the watermark.',
+  'trackers.<name>.poll.deadline_s': 'Wall-clock bound of the poll; a poll cut short leaves its watermark unchanged.',
+  'trackers.<name>.poll.backoff_cap_s': 'Longest wait before retrying a rate-limited poll from the top (jittered).',
 };
 
 /** How each key can also be set when svc starts (environment variable or `svc up` flag). */

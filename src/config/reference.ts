@@ -59,7 +59,7 @@ export function configReference(schema: TSchema = ConfigSchema, docs = KEY_DOCS)
     '<!-- Generated from src/config/schema.ts and src/config/describe.ts by `npm run docs:config`; do not edit by hand. -->',
     '',
     '`svc up` reads `.sdd/config.yaml` (created with every key commented, at its default). Every key is optional.',
-    'The orchestrator re-reads the file when it changes (agents, gates, janitor, max_agents, batch_size); other',
+    'The orchestrator re-reads the file when it changes (agents, gates, janitor, max_agents, batch_size, trackers); other',
     'keys apply at the next start. A value of the wrong type stops `svc up` with the file and the key named.',
     'Environment variables and `svc up` flags override the file where the "also" column says so.',
   ];

@@ -59,6 +59,28 @@ const SsoConfig = Type.Object(
 );
 export type SsoConfig = Static<typeof SsoConfig>;
 
+// Issue trackers (docs/webhooks.md): `trackers.<adapter>` for tracker_a…tracker_e or their vendor names.
+const TrackerConfig = Type.Object(
+  {
+    webhook: Type.Object({
+      enabled: Type.Boolean({ default: false }),
+      secret_env: Type.String({ default: '' }),
+      public_url_base: Type.String({ default: '' }),
+    }, { default: {} }),
+    poll: Type.Object({
+      enabled: Type.Boolean({ default: false }),
+      api_url: Type.String({ default: '' }),
+      token_env: Type.String({ default: '' }),
+      project: Type.String({ default: '' }),
+      newest_first: Type.Boolean({ default: true }),
+      deadline_s: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+      backoff_cap_s: Type.Number({ minimum: 0, default: 60 }),
+    }, { default: {} }),
+  },
+  { default: {} },
+);
+export type TrackerConfig = Static<typeof TrackerConfig>;
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -146,6 +168,7 @@ export const ConfigSchema = Type.Object(
     ),
     // `hipaa` switches on HIPAA mode for `svc compliance check` (docs/compliance.md).
     compliance: Type.String({ default: 'standard', description: 'Compliance mode: standard or hipaa' }),
+    trackers: Type.Object({}, { default: {}, additionalProperties: TrackerConfig }),
   },
   { default: {}, additionalProperties: true },
 );

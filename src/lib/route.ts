@@ -40,6 +40,15 @@ export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
   requestId: string;
   /** Client IP (TCP peer). */
   ip: string;
+  /** The body's bytes exactly as received, on `rawBody` routes. */
+  raw?: Buffer;
+}
+
+/** What a route's `verify` sees: the request and its exact body bytes, before any parsing. */
+export interface VerifyContext {
+  req: IncomingMessage;
+  raw: Buffer;
+  params: Record<string, string>;
 }
 
 /** A handler's answer. A plain value is sent as 200 JSON; RAW means the handler wrote the response itself. */
@@ -77,8 +86,13 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   body?: B;
   /** Body is optional (an empty body is treated as {} / undefined). */
   bodyOptional?: boolean;
-  /** Read the raw body as a Buffer (webhooks); `body` then must be unset. */
+  /**
+   * Read the body's bytes as received (webhooks): `ctx.raw`. Without `body` the handler also gets them as
+   * `ctx.body`; with `body` they are parsed and validated after `verify` passed.
+   */
   rawBody?: boolean;
+  /** On `rawBody` routes: check the bytes (a signature) before anything parses them; throw to refuse. */
+  verify?: (ctx: VerifyContext) => void | Promise<void>;
   /** Accept application/x-www-form-urlencoded (parsed into an object) as well as JSON. */
   form?: boolean;
   responses: Record<number, ResponseDoc>;

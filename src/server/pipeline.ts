@@ -145,10 +145,23 @@ export function rateLimit(deps: PipelineDeps, ip: string, principal: Principal |
 
 const UNSUPPORTED = new HttpError(415, 'Content-Type must be application/json');
 
-// Body by the route's declaration: raw Buffer, JSON (or form) validated against `body`, or nothing.
-export async function readRequestBody(p: Prepared, req: IncomingMessage, limit: number): Promise<unknown> {
+// Body by the route's declaration: raw bytes (verified, then parsed when `body` is declared), JSON (or
+// form) validated against `body`, or nothing.
+export async function readRequestBody(p: Prepared, req: IncomingMessage, limit: number, params: Record<string, string> = {}): Promise<{ body: unknown; raw?: Buffer }> {
   const { route, bodyV } = p;
-  if (route.rawBody) return readBody(req, limit);
+  if (route.rawBody) {
+    const raw = await readBody(req, limit);
+    await route.verify?.({ req, raw, params });
+    if (!bodyV) return { body: raw, raw };
+    if (raw.length === 0 && route.bodyOptional) return { body: undefined, raw };
+    const form = route.form === true && mediaType(req) === 'application/x-www-form-urlencoded';
+    return { body: form ? bodyV.parse(parseFormBody(raw), 'body', true) : bodyV.parse(parseJsonBody(raw), 'body'), raw };
+  }
+  return { body: await parsedBody(p, req, limit) };
+}
+
+async function parsedBody(p: Prepared, req: IncomingMessage, limit: number): Promise<unknown> {
+  const { route, bodyV } = p;
   if (!bodyV) return undefined;
   if (hasNoBody(req)) {
     if (!route.bodyOptional) throw new ValidationFailed([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
@@ -180,7 +193,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
       const rawQuery = req.query ?? {};
       const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, rawQuery), 'query', true) : rawQuery;
-      const body = await readRequestBody(p, req, deps.bodyLimit);
+      const { body, raw } = await readRequestBody(p, req, deps.bodyLimit, rawParams);
       // A client's large reads run a few at a time, so one client cannot keep the event loop to itself.
       if (route.heavy) {
         const free = await deps.heavySlots.acquire(clientKey(principal, ip));
@@ -188,7 +201,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
         if (res.destroyed || res.closed) { free(); return; }
         res.once('close', free);
       }
-      const result = await route.handler({ req, res, params, query, body, principal, requestId, ip });
+      const result = await route.handler({ req, res, params, query, body, principal, requestId, ip, ...(raw ? { raw } : {}) });
       answer(res, result, p.status);
     } catch (err) {
       fail(res, err, deps.log, `[${requestId}] ${req.method} ${path}`);

@@ -46,8 +46,8 @@ function siteHandler(route: SiteRoute, opts: Required<Omit<SiteServerOptions, 'r
       const rawParams = p.params(path);
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
       const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, req.query ?? {}), 'query', true) : req.query ?? {};
-      const body = await readRequestBody(p, req, route.bodyLimit ?? opts.bodyLimit);
-      const result = await route.handler({ req, res, params, query, body, principal: ANONYMOUS, requestId, ip });
+      const { body, raw } = await readRequestBody(p, req, route.bodyLimit ?? opts.bodyLimit, rawParams);
+      const result = await route.handler({ req, res, params, query, body, principal: ANONYMOUS, requestId, ip, ...(raw ? { raw } : {}) });
       answer(res, result, p.status);
     } catch (err) {
       const out = errorResponse(err);

@@ -47,6 +47,16 @@ export interface Actor {
 
 type Listener = (task: Task) => void;
 
+/** Fields `patch` may change. */
+export interface PatchFields {
+  role?: string;
+  priority?: number;
+  model?: string | null;
+  metadata?: Record<string, unknown>;
+  title?: string;
+  description?: string;
+}
+
 /** How apply runs an operation. */
 export interface ApplyOptions {
   /** Compare-and-set: refuse (409) unless the task is at this version. */
@@ -165,14 +175,18 @@ export class TaskService {
     return next;
   }
 
-  /** Change role, priority, model (PATCH) or metadata (the orchestrator's notes); no state transition. */
-  async patch(id: string, fields: { role?: string; priority?: number; model?: string | null; metadata?: Record<string, unknown> }, who: Actor): Promise<Task> {
+  /**
+   * Change role, priority, model (PATCH), metadata (the orchestrator's notes) or title and description (a
+   * ticket edited at its tracker); no state transition. `check` may refuse on the current record.
+   */
+  async patch(id: string, fields: PatchFields, who: Actor, opts: { check?: (t: Task) => void } = {}): Promise<Task> {
     const { title } = this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     const held = this.deps.store.hold();
     try {
       const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
         if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+        opts.check?.(cur);
         return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
       }, { note: changeNote('patch', { id, title }, who), audit: (n: Task) => this.auditEntry(n, who, 'task.patch', changes) });
       await this.changed(next, who, 'task.patch', changes, held);

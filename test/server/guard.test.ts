@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createToken } from '../../src/auth/index.ts';
 import { manualClock } from '../../src/lib/clock.ts';
+import { defineRoute } from '../../src/lib/route.ts';
 import { createAllowlist } from '../../src/server/allowlist.ts';
 import { takeToken } from '../../src/server/rate-limit.ts';
 import { ADMIN, startServer } from './harness.ts';
@@ -92,6 +93,24 @@ S('allowlist: a client outside it → 403 naming its IP; probes and docs stay re
     }
   } finally {
     await h.close();
+  }
+});
+
+S('signed (hmac) routes skip the bearer token but not the allowlist, the body limit or the rate limit', async () => {
+  const signed = defineRoute({ method: 'POST', path: '/hook', operationId: 'hook', summary: 'signed', tags: ['t'], access: 'hmac', rawBody: true,
+    responses: { 200: { description: 'ok' } }, handler: ({ raw }) => ({ bytes: raw?.length }) });
+  const outside = await startServer({ routes: [signed], allowLoopback: false, config: (c) => { c.server.allowed_ips = ['10.0.0.0/8']; } });
+  const open = await startServer({ routes: [signed], clock: manualClock(), config: (c) => {
+    c.server.body_limit_bytes = 1024; c.server.rate_limit = { enabled: true, requests_per_s: 1, burst: 2, exempt_loopback: false };
+  } });
+  try {
+    assert.is((await outside.fetch('/hook', { method: 'POST', body: 'x' })).status, 403);
+    assert.equal(await (await open.fetch('/hook', { method: 'POST', body: 'x' })).json(), { bytes: 1 }, 'no bearer needed');
+    assert.is((await open.fetch('/hook', { method: 'POST', body: 'x'.repeat(2048) })).status, 413);
+    assert.is((await open.fetch('/hook', { method: 'POST', body: 'x' })).status, 429, 'counted per IP');
+  } finally {
+    await outside.close();
+    await open.close();
   }
 });
 
