@@ -19,6 +19,8 @@ T.before(async () => {
   repo = makeRepo('svc-chat-');
   mkdirSync(join(repo.dir, '.sdd', 'runtime', 'logs'), { recursive: true });
   writeFileSync(join(repo.dir, '.sdd', 'runtime', 'logs', `${SID}.log`), 'agent started\n');
+  // A session svc started leaves who owns its log (its task and tenant), which the stream checks.
+  writeFileSync(join(repo.dir, '.sdd', 'runtime', 'logs', `${SID}.owner.json`), JSON.stringify({ session_id: SID, task_id: '01m8aaaaaaaaaaaaaaaaaaaaaa', tenant: 'default' }));
   s = await startServer(repo.dir, {
     args: ['--no-orchestrator'],
     env: { SERVICE_CHAT_SIGNING_SECRET: CHAT, SERVICE_CHAT_BOT_USER_ID: 'UBOT', SERVICE_WEBHOOK_SECRET: 'wh-secret', SERVICE_HOOK_SECRET: 'hook-secret' },
