@@ -121,9 +121,9 @@ async function timeRecover(root: string, layout: SddLayout, n: number): Promise<
   for (let i = 0; i < 2; i++) {
     const committer = createCommitter({ layout, git: createGit(root), log: silentLogger(), clock: systemClock, intervalMs: 60_000, gcEveryCommits: 0 });
     const t0 = performance.now();
-    const r = await committer.recover();
+    const { commit } = await committer.recover();
     times.push(`${((performance.now() - t0) / 1000).toFixed(2)} s`);
-    if (r) throw new Error(`recover found changes in an unchanged tree: ${r.message}`);
+    if (commit) throw new Error(`recover found changes in an unchanged tree: ${commit.message}`);
   }
   return `recover() on an unchanged ${n.toLocaleString('en-US')}-task tree: ${times.join(', then ')} (no commit)`;
 }

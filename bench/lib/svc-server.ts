@@ -42,14 +42,14 @@ export function serverCommand(force?: string): ServerCommand {
 }
 
 /** Start `svc up --port 0 --no-orchestrator` in a fresh temp repo; `nodeArgs` go before the script (e.g. --cpu-prof). */
-export async function startSvc(opts: { nodeArgs?: string[]; repo?: TempRepo; configYaml?: string; command?: ServerCommand } = {}): Promise<SvcServer> {
+export async function startSvc(opts: { nodeArgs?: string[]; repo?: TempRepo; configYaml?: string; command?: ServerCommand; env?: Record<string, string> } = {}): Promise<SvcServer> {
   const repo = opts.repo ?? makeRepo('svc-bench-');
   mkdirSync(join(repo.dir, '.sdd'), { recursive: true });
   const cfg = join(repo.dir, '.sdd', 'config.yaml');
   if (!existsSync(cfg)) writeFileSync(cfg, 'server:\n  rate_limit:\n    enabled: false\ntenants:\n  default_max_tasks: 1000000\n' + (opts.configYaml ?? ''));
   const cmd = opts.command ?? serverCommand();
   const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...cmd.argv, 'up', '--port', '0', '--no-orchestrator', '--log-json'], {
-    cwd: repo.dir, env: { ...process.env, NO_COLOR: '1', SERVICE_AUTH_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: repo.dir, env: { ...process.env, NO_COLOR: '1', SERVICE_AUTH_TOKEN: TOKEN, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (d) => (out = (out + d).slice(-20_000)));

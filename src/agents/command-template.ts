@@ -57,10 +57,24 @@ export function parseCommandTemplate(template: string): string[] {
   return words;
 }
 
-/** Replace the known placeholders inside each argument; a value never splits or joins arguments. */
+/**
+ * Replace the known placeholders inside each argument; a value never splits or joins arguments. With no model,
+ * `--model {model}` and `--model={model}` are left out instead of passing "" (the CLI then uses its own default).
+ */
 export function substitutePlaceholders(argv: readonly string[], values: TemplateValues): string[] {
-  return argv.map((arg) => arg.replace(PLACEHOLDER, (_m, key: keyof TemplateValues) => values[key]));
+  const out: string[] = [];
+  argv.forEach((arg, i) => {
+    if (values.model === '' && arg === '{model}') {
+      // The flag before a bare {model} is its name: drop both (unless that word was a placeholder itself).
+      if (i > 0 && /^-/.test(argv[i - 1]!) && !PLACEHOLDER_ONE.test(argv[i - 1]!)) out.pop();
+      return;
+    }
+    if (values.model === '' && /^-[^=]*=\{model\}$/.test(arg)) return;
+    out.push(arg.replace(PLACEHOLDER, (_m, key: keyof TemplateValues) => values[key]));
+  });
+  return out;
 }
+const PLACEHOLDER_ONE = new RegExp(PLACEHOLDER.source);
 
 /** True when the template names at least one placeholder (then it is a whole command, not a prefix). */
 export function hasPlaceholder(template: string): boolean {

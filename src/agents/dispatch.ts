@@ -2,12 +2,17 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createToken } from '../auth/index.ts';
 import { HttpError } from '../lib/http-error.ts';
-import { claimOne, type Task } from '../tasks/index.ts';
+import { claimOne, type GateReport, type Task } from '../tasks/index.ts';
 import { chooseAdapter, planLaunch, type AdapterName } from './adapters.ts';
-import { agentBranch } from './git-util.ts';
+import { envPolicy } from './env.ts';
+import { agentBranch, graveyardRef, revParse } from './git-util.ts';
 import { exitFilePath, spawnAgent } from './process.ts';
-import { agentEnv, buildPrompt, promptPath } from './prompt.ts';
+import { notify } from './observer.ts';
+import { agentEnv, buildPrompt, promptPath, type PreviousAttempt } from './prompt.ts';
+import { sandboxWrapper } from './sandbox.ts';
+import { writeOwner } from './session-owner.ts';
 import { newSessionId, removeSessionFiles, saveSession, type AgentContext, type Session, type SessionRecord } from './sessions.ts';
+import { runTraceparent } from './trace.ts';
 import { addWorktree } from './worktrees.ts';
 
 /** A ready queue: one (tenant, role) pair. */
@@ -44,8 +49,8 @@ export interface DispatchState {
 export async function dispatchReady(ctx: AgentContext, state: DispatchState): Promise<Session[]> {
   const { max_agents, batch_size } = ctx.config.orchestrator;
   let budget = Math.min(batch_size, max_agents - runningCount(ctx.sessions.values()));
-  // No agent CLI at all: nothing could start, so leave the queues alone (pickAdapter warns once).
-  if (budget <= 0 || ctx.svc.draining || (ctx.detected.length === 0 && !warnNoAdapter(ctx, state))) return [];
+  // No agent CLI at all, or no sandbox where one is required: nothing could start, so leave the queues alone (warned once).
+  if (budget <= 0 || ctx.svc.draining || (ctx.detected.length === 0 && !warnNoAdapter(ctx, state)) || !sandboxUsable(ctx, state)) return [];
   const queues = fairQueues(ctx.svc.board.byStatus('open'), state.cursor);
   const empty = new Set<number>();
   const skipped: Task[] = [];
@@ -77,6 +82,16 @@ function warnNoAdapter(ctx: AgentContext, state: DispatchState): false {
   return false;
 }
 
+// `agents.sandbox: bwrap` that does not work: agents never start unsandboxed.
+function sandboxUsable(ctx: AgentContext, state: DispatchState): boolean {
+  if (ctx.sandbox.mode !== 'unavailable') return true;
+  if (ctx.svc.board.counts().open > 0 && !state.warned.has(ctx.sandbox.reason)) {
+    state.warned.add(ctx.sandbox.reason);
+    ctx.log.error(`cannot dispatch tasks: ${ctx.sandbox.reason} (install bubblewrap, or set agents.sandbox to auto or none)`);
+  }
+  return false;
+}
+
 // The adapter for a task, or null (warned once per reason) when none can run it.
 function pickAdapter(ctx: AgentContext, state: DispatchState, task: Task): AdapterName | null {
   const requested = typeof task.metadata.adapter === 'string' ? task.metadata.adapter : null;
@@ -96,12 +111,14 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
   const rec: SessionRecord = {
     session_id: sid, role: task.role, adapter, model: null, status: 'starting', pid: null, task_id: task.id, task_title: task.title,
     tenant: task.tenant, worktree: ctx.layout.worktree(sid), branch: agentBranch(sid), started_at: ctx.clock.iso(), ended_at: null,
-    exit_code: null, node_id: null, stalled: false, token_id: null, gates_passed: null, merge_deferred: null,
+    exit_code: null, node_id: null, stalled: false, sandbox: ctx.sandbox.mode === 'bwrap' ? 'bwrap' : 'none', token_id: null, gates_passed: null, merge_deferred: null, trace_id: null,
   };
   // The record comes first: after a crash, a task claimed by this session is known to be ours.
   await saveSession(ctx, rec);
+  let claimed: Task;
   try {
-    await claimOne(ctx.svc, task.id, { claimed_by_session: sid, expectedVersion: task.version }, who);
+    // The branch on the claim: dependents of this task wait until its work is merged (closed), not just done.
+    claimed = await claimOne(ctx.svc, task.id, { claimed_by_session: sid, expectedVersion: task.version, branch: agentBranch(sid) }, who);
   } catch (err) {
     await removeSessionFiles(ctx.layout, sid);
     ctx.log.debug(`dispatch of ${task.id} skipped: ${(err as Error).message}`);
@@ -110,7 +127,7 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
   const s: Session = { rec, child: null, exit: null, busy: false };
   ctx.sessions.set(sid, s);
   try {
-    await launch(ctx, s, task);
+    await launch(ctx, s, claimed);
   } catch (err) {
     await failedStart(ctx, s, err as Error);
   }
@@ -120,10 +137,11 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
 async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> {
   const { rec } = s;
   const wt = await addWorktree(ctx, rec.session_id, ctx.base);
-  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl });
+  const previous = await previousAttempt(ctx, task);
+  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl, ...(previous ? { previous } : {}) });
   const promptFile = promptPath(ctx.layout, rec.session_id);
-  await mkdir(dirname(promptFile), { recursive: true });
-  await writeFile(promptFile, prompt);
+  await mkdir(dirname(promptFile), { recursive: true, mode: 0o700 });
+  await writeFile(promptFile, prompt, { mode: 0o600 });
   const plan = planLaunch({
     adapter: rec.adapter as AdapterName, agents: ctx.config.agents, taskModel: task.model,
     values: { prompt_file: promptFile, prompt, task_id: task.id, session_id: rec.session_id, worktree: wt.path },
@@ -131,20 +149,45 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   rec.model = plan.model || null;
   const tok = await createToken(ctx.layout, { role: 'agent', taskId: task.id, tenant: task.tenant, label: `agent session ${rec.session_id}` }, ctx.clock);
   rec.token_id = tok.record.id;
+  // The run's trace (the task's own when its creator gave one): TRACEPARENT for the agent, the id in the record.
+  const trace = runTraceparent(task.metadata.traceparent, ctx.randomBytes(24));
+  rec.trace_id = trace.traceId;
   await saveSession(ctx, rec);
   const logFile = ctx.layout.log(rec.session_id);
   await mkdir(dirname(logFile), { recursive: true });
-  await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path}\n`);
-  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token });
-  const proc = await spawnAgent({ argv: plan.argv, cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
+  // The log keeps its tenant and task after the session record is gone (GET /agents/{sid}/logs checks it).
+  await writeOwner(ctx.layout, { session_id: rec.session_id, task_id: task.id, tenant: task.tenant });
+  const contained = rec.sandbox === 'bwrap' ? 'sandbox: bubblewrap' : `NO SANDBOX (${ctx.sandbox.reason})`;
+  await appendFile(logFile, `[svc] ${ctx.clock.iso()} session ${rec.session_id}: ${plan.adapter} on task ${task.id} in ${wt.path} (${contained})\n`, { mode: 0o600 });
+  const env = agentEnv({ base: ctx.env, serverUrl: ctx.serverUrl, taskId: task.id, sessionId: rec.session_id, token: tok.token, policy: envPolicy(ctx.config), svcBinDir: ctx.svcBinDir, traceparent: trace.traceparent });
+  // The prompt and the svc shim live in the hidden .sdd/runtime: the agent may read (and run) just those.
+  const wrap = await sandboxWrapper(ctx, wt.path, [promptFile, ...(ctx.svcBinDir ? [ctx.svcBinDir, ...(ctx.svcReadable ?? [])] : [])]);
+  const proc = await spawnAgent({ argv: wrap(plan.argv), cwd: wt.path, env, logFile, exitFile: exitFilePath(ctx.layout, rec.session_id) });
   s.child = proc;
   void proc.exited.then((e) => { s.exit = e; });
   Object.assign(rec, { pid: proc.pid, status: 'running', started_at: ctx.clock.iso() });
   await saveSession(ctx, rec);
+  notify(ctx.observer, ctx.log, 'started', { ...rec });
   await ctx.svc.apply(task.id, 'start', {}, { actor: 'orchestrator', tenant: task.tenant }).catch((err) => {
     // A quick agent may already have reported progress or completed.
     if (!(err instanceof HttpError && err.status === 409)) throw err;
   });
+}
+
+// A task the janitor reopened after failed gates: the failed gates of the last run and where its commits are kept.
+async function previousAttempt(ctx: AgentContext, task: Task): Promise<PreviousAttempt | undefined> {
+  if (!(Number(task.metadata.janitor_reopen_count) > 0)) return undefined;
+  let report: GateReport;
+  try {
+    report = JSON.parse((await ctx.store.readText(ctx.layout.gates(task.id))) ?? '') as GateReport;
+  } catch {
+    return undefined;
+  }
+  const failedGates = report.results.filter((r) => r.required && r.status !== 'pass');
+  if (report.overall_pass || failedGates.length === 0) return undefined;
+  const ref = report.session_id ? graveyardRef(report.session_id) : undefined;
+  const kept = ref && (await revParse(ctx.git, ref)) ? { workRef: ref } : {};
+  return { attempt: task.claim_count, maxReopens: ctx.config.janitor.max_reopens, failedGates, ...kept };
 }
 
 // INTERFACE Errors rule 6: an agent that cannot start gives its task back; the next tick retires the session.

@@ -1,7 +1,11 @@
 import { HttpError } from '../lib/http-error.ts';
+import { oneLine } from '../lib/one-line.ts';
 import { finish, type Actor, type Task, type TaskOp } from '../tasks/index.ts';
+import { envPolicy, gateEnv } from './env.ts';
 import { runGates } from './gates.ts';
+import { sandboxWrapper } from './sandbox.ts';
 import { mergeSession, type MergeResult } from './merge.ts';
+import { notify } from './observer.ts';
 import { saveSession, type AgentContext, type Session } from './sessions.ts';
 import { retire } from './settle.ts';
 
@@ -24,15 +28,21 @@ export async function finishSession(ctx: AgentContext, s: Session): Promise<void
     const passed = await gateTask(ctx, s, task, who);
     if (!passed) return;
   }
-  const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${task.title.slice(0, 200)} (task ${task.id})` });
+  const merge = await mergeSession(ctx, { sessionId: rec.session_id, base: ctx.base, message: `Merge ${rec.branch}: ${oneLine(task.title)} (task ${task.id})` });
+  // A deferred merge is retried every tick: told once per reason.
+  if (merge.status !== 'deferred' || rec.merge_deferred !== merge.reason) notify(ctx.observer, ctx.log, 'merged', task.id, merge.status);
   await afterMerge(ctx, s, task, who, merge);
 }
 
 // Run and store the gate report; a failure reopens (janitor) or fails the task and retires the session.
 async function gateTask(ctx: AgentContext, s: Session, task: Task, who: Actor): Promise<boolean> {
   const { rec } = s;
-  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env: gateEnv(ctx.env) });
-  await ctx.store.writeJson(ctx.layout.gates(task.id), report, `gates ${task.id} ${report.overall_pass ? 'passed' : 'failed'}`);
+  // Gates run the agent's code (tests, builds): in the same sandbox as the agent.
+  const env = gateEnv(ctx.env, envPolicy(ctx.config), { taskId: task.id, sessionId: rec.session_id });
+  const wrap = await sandboxWrapper(ctx, rec.worktree);
+  const report = await runGates(ctx, { gates: ctx.config.gates, taskId: task.id, sessionId: rec.session_id, cwd: rec.worktree, env, wrap });
+  await ctx.store.writeJson(ctx.layout.gates(task.id), report, { action: report.overall_pass ? 'gates passed' : 'gates failed', id: task.id, title: task.title, actor: who.actor });
+  notify(ctx.observer, ctx.log, 'gates', report);
   rec.gates_passed = report.overall_pass;
   await saveSession(ctx, rec);
   const reopens = Number(task.metadata.janitor_reopen_count ?? 0) || 0;
@@ -60,11 +70,19 @@ async function afterMerge(ctx: AgentContext, s: Session, task: Task, who: Actor,
     await saveSession(ctx, rec);
     await setMetadata(ctx, task, who, merge.reason);
   } else {
-    const reason = `merge conflict: ${merge.paths.slice(0, 50).join(', ')}`;
-    ctx.log.warn(`task ${task.id}: ${reason}; blocking it for a human`);
+    // Retire first: it moves the work to the graveyard, and the reason says where a person finds it.
+    const kept = await retire(ctx, s, 'failed');
+    const reason = conflictReason({ taskId: task.id, paths: merge.paths, base: ctx.base, refs: kept.length ? kept : [rec.branch] });
+    ctx.log.warn(`task ${task.id}: ${reason}`);
     await fromDone(ctx, task, 'block', { reason }, who);
-    await retire(ctx, s, 'failed');
   }
+}
+
+/** The blocked reason of a merge conflict: the paths, where the work is, and how to finish by hand (pure). */
+export function conflictReason(input: { taskId: string; paths: readonly string[]; base: string; refs: readonly string[] }): string {
+  const more = input.paths.length > 50 ? ` and ${input.paths.length - 50} more` : '';
+  return `merge conflict: ${input.paths.slice(0, 50).join(', ')}${more}; the work is kept in ${input.refs.join(', ')}: ` +
+    `merge it into ${input.base} yourself, then run 'svc task close ${input.taskId} --merged'`;
 }
 
 // `metadata.merge_deferred` tells users of the board why a done task is not closed yet.
@@ -80,9 +98,3 @@ export function fromDone(ctx: AgentContext, task: Task, op: 'fail' | 'block', in
   return ctx.svc.apply(task.id, op === 'fail' ? 'gate_fail' : 'merge_block', input, who);
 }
 
-/** The environment of gates: the server's, without its admin token. */
-export function gateEnv(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) if (v !== undefined && k !== 'SERVICE_AUTH_TOKEN') env[k] = v;
-  return env;
-}

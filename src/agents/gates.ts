@@ -34,6 +34,8 @@ export interface GateRunOptions {
   tailBytes?: number;
   /** Between SIGTERM and SIGKILL of a timed-out gate's process group. */
   killGraceMs?: number;
+  /** Turns the gate's argv into the one to start (the session's sandbox); default as is. */
+  wrap?: (argv: readonly string[]) => string[];
 }
 
 const DEFAULT_TAIL = 8 * 1024;
@@ -67,7 +69,8 @@ export function runGate(gate: GateConfig, opts: GateRunOptions): Promise<GateRes
   const tail = tailBuffer(opts.tailBytes ?? DEFAULT_TAIL);
   const base = { name: gate.name, command: gate.command, required: gate.required };
   return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', gate.command], { cwd: opts.cwd, ...(opts.env ? { env: opts.env } : {}), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [bin = '/bin/sh', ...args] = opts.wrap ? opts.wrap(['/bin/sh', '-c', gate.command]) : ['/bin/sh', '-c', gate.command];
+    const child = spawn(bin, args, { cwd: opts.cwd, ...(opts.env ? { env: opts.env } : {}), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let killing: Promise<unknown> | null = null;
     let settled = false;
     const finish = (status: GateResult['status'], code: number | null) => {

@@ -1,16 +1,32 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { appendFile, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { basename, dirname } from 'node:path';
 
-/** `GET /agents/{sid}/logs`: the log (or its tail, cut at a line start) and the file's size in bytes. */
+const CHUNK = 256 * 1024;
+
+/** `GET /agents/{sid}/logs`: the log's window (cut at a line start) and the file's size in bytes. */
 export interface LogTail {
   content: string;
   size: number;
 }
 
-/** The whole log, or its last `tailBytes` bytes starting at a line start; null when there is no log file. */
-export async function readLogTail(file: string, tailBytes = 0): Promise<LogTail | null> {
-  let fh;
+/** Window of `GET /agents/{sid}/logs` when `tail_bytes` is 0 or absent, and the largest one may ask for: a log is never read whole. */
+export const LOG_TAIL_DEFAULT = 1024 * 1024;
+export const LOG_TAIL_MAX = 8 * 1024 * 1024;
+
+/** An open log and the byte range to send: from a line start within the last `tailBytes` to the size at opening. */
+export interface LogWindow {
+  fh: FileHandle;
+  size: number;
+  start: number;
+  /** True when the window does not begin at the start of the log. */
+  truncated: boolean;
+}
+
+/** Open `file` and place its window (`tailBytes` 0 = LOG_TAIL_DEFAULT, at most LOG_TAIL_MAX); null when there is no log file. */
+export async function openLogWindow(file: string, tailBytes = 0): Promise<LogWindow | null> {
+  let fh: FileHandle;
   try {
     fh = await open(file, 'r');
   } catch (err) {
@@ -19,18 +35,67 @@ export async function readLogTail(file: string, tailBytes = 0): Promise<LogTail 
   }
   try {
     const { size } = await fh.stat();
-    const start = tailBytes > 0 && tailBytes < size ? size - tailBytes : 0;
-    // One byte more than the window: when it is a newline the window already starts a line.
-    const from = start > 0 ? start - 1 : 0;
-    const buf = Buffer.alloc(size - from);
-    await fh.read(buf, 0, buf.length, from);
-    const nl = buf.indexOf(0x0a);
-    const cut = start === 0 ? 0 : nl < 0 ? buf.length : nl + 1;
-    const body = buf.subarray(cut);
-    return { content: body.toString('utf8'), size };
-  } finally {
+    const want = Math.min(tailBytes > 0 ? tailBytes : LOG_TAIL_DEFAULT, LOG_TAIL_MAX);
+    const start = size > want ? await nextLineStart(fh, size - want, size) : 0;
+    return { fh, size, start, truncated: start > 0 };
+  } catch (err) {
     await fh.close();
+    throw err;
   }
+}
+
+// The first line start at or after `at`: the byte before `at` is looked at too, so a window that already starts a line keeps it.
+async function nextLineStart(fh: FileHandle, at: number, size: number): Promise<number> {
+  for (let pos = at - 1; pos < size; pos += CHUNK) {
+    const buf = Buffer.alloc(Math.min(CHUNK, size - pos));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+    const nl = buf.subarray(0, bytesRead).indexOf(0x0a);
+    if (nl >= 0) return pos + nl + 1;
+    if (bytesRead === 0) break;
+  }
+  return size;
+}
+
+/** The window's text, decoded piece by piece (64 KiB reads; a character split between reads is kept whole); closes the file. */
+export async function* windowText(w: LogWindow): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  try {
+    for (let pos = w.start; pos < w.size;) {
+      const buf = Buffer.alloc(Math.min(CHUNK, w.size - pos));
+      const { bytesRead } = await w.fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      pos += bytesRead;
+      yield decoder.write(buf.subarray(0, bytesRead));
+    }
+    yield decoder.end();
+  } finally {
+    await w.fh.close();
+  }
+}
+
+/** The `AgentLogsResponse` JSON of a window, as pieces for `streamJson` (the content is escaped piece by piece). */
+export async function* logResponseJson(sid: string, w: LogWindow): AsyncGenerator<string> {
+  yield `{"session_id":${JSON.stringify(sid)},"size":${w.size},"truncated":${w.truncated},"content":"`;
+  for await (const text of windowText(w)) if (text) yield JSON.stringify(text).slice(1, -1);
+  yield '"}';
+}
+
+/** The window of a log read into memory (bounded by LOG_TAIL_MAX); null when there is no log file. */
+export async function readLogTail(file: string, tailBytes = 0): Promise<LogTail | null> {
+  const w = await openLogWindow(file, tailBytes);
+  if (!w) return null;
+  let content = '';
+  for await (const t of windowText(w)) content += t;
+  return { content, size: w.size };
+}
+
+/**
+ * Append one line to a session log (hook events): one O_APPEND write, so it never splits a line the agent
+ * writes at the same time, and followers (SSE streams) pick it up like the agent's own output.
+ */
+export async function appendLogLine(file: string, line: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await appendFile(file, `${line.replace(/[\r\n]+/g, ' ')}\n`, { mode: 0o600 });
 }
 
 /** Complete lines of `buf` (read at byte `offset`): each line's text and the byte offset just after it (pure). */
@@ -49,11 +114,20 @@ export function splitLines(buf: Buffer, offset: number, flushPartial = false): {
   return { lines, consumed: pos };
 }
 
-const CHUNK = 256 * 1024;
 
-/** Follows one log file from a byte offset; `close()` frees its watcher and timer. */
+/** Follows one log file from a byte offset; `close()` frees its watcher and timer, `resume()` reads on after a pause. */
 export interface LogFollower {
   close(): void;
+  resume(): void;
+}
+
+/** Where a new stream starts: `Last-Event-ID` when given, else the line start within the last LOG_TAIL_DEFAULT bytes. */
+export async function streamStart(file: string, lastEventId: number): Promise<number> {
+  if (lastEventId > 0) return lastEventId;
+  const w = await openLogWindow(file, LOG_TAIL_DEFAULT);
+  if (!w) return 0;
+  await w.fh.close();
+  return w.start;
 }
 
 /** Open followers, so a test (and /status) can see that closed streams free their resources. */
@@ -61,8 +135,12 @@ export class LogFollowers {
   private open = new Set<LogFollower>();
   get size(): number { return this.open.size; }
 
-  /** Call `onLine` for every complete line of `file` after `offset`, now and as the file grows (even before it exists). */
-  follow(file: string, offset: number, onLine: (text: string, end: number) => void, opts: { pollMs?: number } = {}): LogFollower {
+  /**
+   * Call `onLine` for every complete line of `file` after `offset`, now and as the file grows (even before
+   * it exists). While `paused()` (the client's socket is full) no more is read; `resume()` goes on.
+   */
+  follow(file: string, offset: number, onLine: (text: string, end: number) => void, opts: { pollMs?: number; paused?: () => boolean } = {}): LogFollower {
+    const paused = opts.paused ?? (() => false);
     let pos = offset;
     let closed = false;
     let running = false;
@@ -73,7 +151,7 @@ export class LogFollowers {
       try {
         do {
           again = false;
-          pos = await readNew(file, pos, (t, e) => { if (!closed) onLine(t, e); });
+          pos = await readNew(file, pos, (t, e) => { if (!closed) onLine(t, e); }, paused);
         } while (again && !closed);
       } catch {
         // The file vanished or is unreadable for now; the next event or poll tries again.
@@ -99,6 +177,7 @@ export class LogFollowers {
         watcher?.close();
         this.open.delete(handle);
       },
+      resume: () => { if (!closed) void pump(); },
     };
     this.open.add(handle);
     void pump();
@@ -106,8 +185,8 @@ export class LogFollowers {
   }
 }
 
-// Read from `pos` to the end of the file in chunks; returns the offset after the last complete line.
-async function readNew(file: string, pos: number, onLine: (text: string, end: number) => void): Promise<number> {
+// Read from `pos` to the end of the file in chunks (until `paused()`); returns the offset after the last complete line sent.
+async function readNew(file: string, pos: number, onLine: (text: string, end: number) => void, paused: () => boolean): Promise<number> {
   const { size } = await stat(file).catch(() => ({ size: -1 }));
   if (size < 0) return pos;
   // The log was truncated or replaced: start over from its beginning.
@@ -115,7 +194,7 @@ async function readNew(file: string, pos: number, onLine: (text: string, end: nu
   if (size === pos) return pos;
   const fh = await open(file, 'r');
   try {
-    while (pos < size) {
+    while (pos < size && !paused()) {
       const buf = Buffer.alloc(Math.min(CHUNK, size - pos));
       const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
       if (bytesRead === 0) break;

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { oneLine } from '../lib/one-line.ts';
 import { GitError, type Git } from '../store/git-cli.ts';
 import { agentBranch, checkedOutAt, dirtyPaths, identityEnv, isAncestor, revParse } from './git-util.ts';
 
@@ -32,7 +33,7 @@ export function mergeSession(deps: { git: Git }, input: { sessionId: string; bas
 
 /** Merge `branch` into `base` (`--no-ff`): in the work tree where base is checked out, else with plumbing and a ref CAS. */
 export function mergeBranch(deps: { git: Git }, input: { branch: string; base: string; message?: string | undefined }): Promise<MergeResult> {
-  const message = input.message ?? `Merge branch '${input.branch}' into ${input.base}`;
+  const message = oneLine(input.message ?? `Merge branch '${input.branch}' into ${input.base}`, 500);
   return deps.git.exclusive(async () => {
     for (let attempt = 1; ; attempt++) {
       const r = await mergeOnce(deps.git, input.branch, input.base, message);

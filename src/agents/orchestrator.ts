@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Config } from '../config/index.ts';
@@ -5,6 +6,7 @@ import { detectAdapters } from './adapters.ts';
 import { dispatchReady, type DispatchState } from './dispatch.ts';
 import { finishSession } from './finish.ts';
 import { actOnKills, adoptSessions, reapExited } from './reap.ts';
+import { resolveSandbox, type SandboxState } from './sandbox.ts';
 import { randomHex8, type AgentContext, type AgentDeps, type Session, type SessionRecord } from './sessions.ts';
 import { settleSessions } from './settle.ts';
 import { detectStalls } from './stall.ts';
@@ -16,6 +18,7 @@ export interface OrchestratorDeps extends AgentDeps {
   /** Re-read `.sdd/config.yaml` (with env applied); called when the file changes. */
   reloadConfig?: () => Config;
   randomHex?: () => string;
+  randomBytes?: (n: number) => Uint8Array;
   /** Debounce of watcher-triggered ticks (default 50 ms). */
   debounceMs?: number;
 }
@@ -36,6 +39,8 @@ export interface Orchestrator {
   baseBranch(): Promise<string>;
   /** Resolves when no finishing job (gates, merge) runs. */
   whenIdle(): Promise<void>;
+  /** How agents and gates are contained now (for /status and session records). */
+  sandbox(): SandboxState;
 }
 
 /** Build the orchestrator; nothing runs until start(). */
@@ -56,8 +61,9 @@ class TickingOrchestrator implements Orchestrator {
   constructor(private readonly deps: OrchestratorDeps) {
     this.ctx = {
       root: deps.root, layout: deps.layout, git: deps.git, store: deps.store, svc: deps.svc, clock: deps.clock, log: deps.log,
-      env: deps.env, config: deps.config, base: '', serverUrl: '', sessions: new Map(), detected: [],
-      randomHex: deps.randomHex ?? randomHex8,
+      env: deps.env, config: deps.config, base: '', serverUrl: '', sessions: new Map(), detected: [], svcBinDir: deps.svcBinDir, svcReadable: deps.svcReadable,
+      sandbox: { mode: 'none', reason: 'not decided: the orchestrator has not started (no agent runs)', bwrap: null },
+      randomHex: deps.randomHex ?? randomHex8, randomBytes: deps.randomBytes ?? randomBytes, observer: deps.observer,
     };
     this.fileValues = { max_agents: deps.config.orchestrator.max_agents, batch_size: deps.config.orchestrator.batch_size };
     this.loop = new TickLoop(() => this.runTick(), { debounceMs: deps.debounceMs ?? 50, onError: (err) => this.ctx.log.error('tick failed', err) });
@@ -70,6 +76,7 @@ class TickingOrchestrator implements Orchestrator {
     const file = this.readConfigFile();
     if (file) this.fileValues = { max_agents: file.orchestrator.max_agents, batch_size: file.orchestrator.batch_size };
     await this.detect();
+    await this.resolveSandbox();
     await adoptSessions(ctx);
     const names = ctx.detected.map((d) => d.name).join(', ') || 'none';
     ctx.log.info(`orchestrator: base ${ctx.base || '(none)'}, tick ${ctx.config.orchestrator.tick_ms} ms, max_agents ${ctx.config.orchestrator.max_agents}, adapters on PATH: ${names}`);
@@ -88,6 +95,7 @@ class TickingOrchestrator implements Orchestrator {
   tick(): Promise<void> { return this.loop.once(); }
   requestTick(): void { this.loop.request(); }
   sessions(): SessionRecord[] { return [...this.ctx.sessions.values()].map((s) => ({ ...s.rec })); }
+  sandbox(): SandboxState { return { ...this.ctx.sandbox }; }
 
   async baseBranch(): Promise<string> {
     if (this.ctx.base) return this.ctx.base;
@@ -132,6 +140,15 @@ class TickingOrchestrator implements Orchestrator {
     this.dstate.warned.clear();
   }
 
+  // Probe bubblewrap for agents.sandbox; running without one is said loudly, every time it is decided.
+  private async resolveSandbox(): Promise<void> {
+    const { ctx } = this;
+    ctx.sandbox = await resolveSandbox(ctx.config.agents.sandbox, this.deps.env.PATH ?? '');
+    if (ctx.sandbox.mode === 'bwrap') ctx.log.info(`agents and gates run sandboxed: ${ctx.sandbox.reason}`);
+    else if (ctx.sandbox.mode === 'unavailable') ctx.log.error(`NO AGENT WILL START: ${ctx.sandbox.reason}`);
+    else ctx.log.warn(`AGENTS AND GATES RUN WITHOUT A SANDBOX (${ctx.sandbox.reason}): they can read .sdd/secrets, other worktrees and everything else this user can. Install bubblewrap to contain them.`);
+  }
+
   private readConfigFile(): Config | null {
     if (!this.deps.reloadConfig) return null;
     try {
@@ -147,7 +164,10 @@ class TickingOrchestrator implements Orchestrator {
     const next = this.readConfigFile();
     if (!next) return;
     const c = this.ctx.config;
-    Object.assign(c, { gates: next.gates, agents: next.agents, janitor: next.janitor });
+    // trackers: the webhook receivers and pollers read it from this same object at each use.
+    const sandboxChanged = next.agents.sandbox !== c.agents.sandbox;
+    Object.assign(c, { gates: next.gates, agents: next.agents, janitor: next.janitor, trackers: next.trackers });
+    if (sandboxChanged) await this.resolveSandbox();
     if (next.orchestrator.max_agents !== this.fileValues.max_agents) c.orchestrator.max_agents = next.orchestrator.max_agents;
     if (next.orchestrator.batch_size !== this.fileValues.batch_size) c.orchestrator.batch_size = next.orchestrator.batch_size;
     this.fileValues = { max_agents: next.orchestrator.max_agents, batch_size: next.orchestrator.batch_size };

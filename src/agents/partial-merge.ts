@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
+import { oneLine } from '../lib/one-line.ts';
 import type { Git } from '../store/git-cli.ts';
 import type { SddLayout } from '../store/layout.ts';
 import { agentBranch, checkedOutAt, dirtyPaths, identityEnv, LITERAL, revParse } from './git-util.ts';
@@ -86,7 +87,8 @@ async function attemptPartialMerge(
   }
   let commit = '';
   if (c.write.length) {
-    const message = input.message || `Partial merge from ${branch}: ${c.write.slice(0, 10).join(', ')}${c.write.length > 10 ? ', …' : ''}`;
+    // One line whatever the client sent: a message or a file name cannot add trailers or a body.
+    const message = oneLine(input.message || `Partial merge from ${branch}: ${c.write.slice(0, 10).join(', ')}${c.write.length > 10 ? ', …' : ''}`, 500);
     commit = await commitOnto(git, baseTip, await readEntries(git, tip, c.write), message);
     const moved = await git.run(['update-ref', '-m', `svc: ${message}`, `refs/heads/${input.base}`, commit, baseTip], { allowFail: true });
     if (moved.code !== 0) return 'retry';

@@ -35,9 +35,9 @@ const WRAPPER = 'f=$1; shift; "$@"; c=$?; printf "%s\\n" "$c" > "$f.tmp" && mv -
 export function spawnAgent(opts: SpawnAgentOptions): Promise<AgentProcess> {
   const [bin, ...args] = opts.argv;
   if (!bin) return Promise.reject(new Error('spawnAgent: empty argv'));
-  mkdirSync(dirname(opts.logFile), { recursive: true });
-  if (opts.exitFile) mkdirSync(dirname(opts.exitFile), { recursive: true });
-  const fd = openSync(opts.logFile, 'a');
+  mkdirSync(dirname(opts.logFile), { recursive: true, mode: 0o700 });
+  if (opts.exitFile) mkdirSync(dirname(opts.exitFile), { recursive: true, mode: 0o700 });
+  const fd = openSync(opts.logFile, 'a', 0o600);
   try {
     // A file descriptor, not a pipe: the agent keeps writing its log after this server stops.
     const child = opts.exitFile

@@ -1,6 +1,7 @@
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
+import { allowedEnv, type EnvPolicy } from './env.ts';
 
 /** What the prompt says about the run. */
 export interface PromptInput {
@@ -10,7 +11,22 @@ export interface PromptInput {
   branch: string;
   baseBranch: string;
   serverUrl: string;
+  /** Set when an earlier attempt's gates failed (the janitor reopened the task). */
+  previous?: PreviousAttempt;
 }
+
+/** What the next attempt is told about the last one: its number, the failed gates and where its work is. */
+export interface PreviousAttempt {
+  /** Number of this attempt (1 = first). */
+  attempt: number;
+  maxReopens: number;
+  failedGates: { name: string; command: string; status: string; exit_code: number | null; output_tail: string }[];
+  /** Ref that keeps the previous attempt's commits, when there is one. */
+  workRef?: string;
+}
+
+/** Bytes of gate output a re-run prompt carries in all (the tail of each failed gate shares it). */
+export const GATE_CONTEXT_BYTES = 4096;
 
 /** Where the prompt of a session is written (runtime, never inside the worktree, so it is never committed). */
 export function promptPath(layout: SddLayout, sessionId: string): string {
@@ -26,6 +42,7 @@ export function buildPrompt(p: PromptInput): string {
     '',
     t.description.trim() || '(no description)',
     '',
+    ...(p.previous ? previousSection(p.previous) : []),
     '## Where you work',
     '',
     `- Your git worktree: ${p.worktree} (your current directory). Work only inside it.`,
@@ -52,23 +69,66 @@ export function buildPrompt(p: PromptInput): string {
   ].join('\n');
 }
 
-/** The environment of an agent process: `base` (e.g. the server's own) plus the SERVICE_* variables. */
+// The failed gates of the last attempt, their commands and output tails, so the agent does not repeat the mistake.
+function previousSection(prev: PreviousAttempt): string[] {
+  const per = Math.floor(GATE_CONTEXT_BYTES / Math.max(1, prev.failedGates.length));
+  const lines = [
+    `## Attempt ${prev.attempt}: the previous attempt failed its quality gates`,
+    '',
+    `The work of the previous attempt was not merged because required gates failed (the janitor reopens a task at most ${prev.maxReopens} time(s)).`,
+    prev.workRef ? `Its commits are kept at \`${prev.workRef}\` (\`git log ${prev.workRef}\`, \`git cherry-pick\`).` : 'You start again from the base branch.',
+    'Fix what the gates report below; they run again in your worktree after you complete.',
+    '',
+  ];
+  for (const g of prev.failedGates) {
+    lines.push(`### Gate \`${g.name}\`: ${g.status}${g.exit_code === null ? '' : ` (exit ${g.exit_code})`}`, '', `Command: \`${g.command}\``, '', 'Last output:', '', '```', tailBytes(g.output_tail, per).trimEnd(), '```', '');
+  }
+  return lines;
+}
+
+/** The last `max` bytes of `text`, from a line start when one is near (pure). */
+export function tailBytes(text: string, max: number): string {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= max) return text;
+  let cut = buf.subarray(buf.length - max).toString('utf8').replace(/^\uFFFD+/, '');
+  const nl = cut.indexOf('\n');
+  if (nl >= 0 && nl < 200) cut = cut.slice(nl + 1);
+  return `[…]\n${cut}`;
+}
+
+/** PATH with `dir` first: agents run the same `svc` as the server that started them, installed globally or not. */
+export function withSvcOnPath(path: string | undefined, dir: string | undefined): string | undefined {
+  if (!dir) return path;
+  return [dir, ...(path ?? '').split(delimiter).filter((p) => p && p !== dir)].join(delimiter);
+}
+
+/** The environment of an agent process: the allow-listed part of `base` (env.ts) plus its own SERVICE_* variables. */
 export function agentEnv(input: {
   base: Readonly<Record<string, string | undefined>>;
   serverUrl: string;
   taskId: string;
   sessionId: string;
   token: string;
+  /** Folder holding the running server's `svc` (put first on PATH). */
+  svcBinDir?: string;
+  /** Default: no passthrough beyond the base names, no extra secrets. */
+  policy?: EnvPolicy;
+  /** W3C `traceparent` of the run: an agent CLI that exports OpenTelemetry joins the run's trace. */
+  traceparent?: string;
 }): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(input.base)) if (v !== undefined) env[k] = v;
-  // Never hand an agent the server's own admin token: only the task-scoped one below.
-  delete env.SERVICE_AUTH_TOKEN;
+  // Never the server's own admin token or other SERVICE_* values: only the task-scoped ones below.
+  const env = allowedEnv(input.base, input.policy ?? { passthrough: [], secrets: [] });
+  // The server's own trace context (if it was started inside one) is not the run's.
+  delete env.TRACEPARENT;
+  delete env.TRACESTATE;
+  const path = withSvcOnPath(env.PATH, input.svcBinDir);
+  if (path !== undefined) env.PATH = path;
   return {
     ...env,
     SERVICE_SERVER_URL: input.serverUrl,
     SERVICE_TASK_ID: input.taskId,
     SERVICE_SESSION_ID: input.sessionId,
     SERVICE_AUTH_TOKEN: input.token,
+    ...(input.traceparent ? { TRACEPARENT: input.traceparent } : {}),
   };
 }

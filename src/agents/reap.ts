@@ -1,4 +1,4 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { isValidId } from '../store/ids.ts';
 import { exitFilePath, isAlive, killGroup, readExitCode } from './process.ts';
 import { loadSessionRecords, saveSession, type AgentContext, type Session } from './sessions.ts';
@@ -39,18 +39,30 @@ export async function actOnKills(ctx: AgentContext): Promise<string[]> {
     const s = isValidId(sid) ? ctx.sessions.get(sid) : undefined;
     // Left for a later tick while gates or a merge run for the session.
     if (s?.busy) continue;
+    const killedBy = requester(await readFile(`${ctx.layout.signalsDir}/${name}`, 'utf8').catch(() => ''));
     await rm(`${ctx.layout.signalsDir}/${name}`, { force: true });
     if (!s || s.rec.status !== 'running' || s.rec.pid === null) {
       ctx.log.info(`kill request for ${sid.slice(0, 64)}: no running agent`);
       continue;
     }
     const how = await killGroup(s.rec.pid, { graceMs: 3_000 });
-    Object.assign(s.rec, { status: 'killed', exit_code: await exitCodeOf(ctx, s), ended_at: ctx.clock.iso() });
+    Object.assign(s.rec, { status: 'killed', exit_code: await exitCodeOf(ctx, s), ended_at: ctx.clock.iso(), killed_by: killedBy });
     await saveSession(ctx, s.rec);
-    ctx.log.warn(`session ${sid} (task ${s.rec.task_id}): agent killed on request (${how})`);
+    ctx.log.warn(`session ${sid} (task ${s.rec.task_id}): agent killed on request of ${killedBy} (${how})`);
     killed.push(sid);
   }
   return killed;
+}
+
+// Who wrote the kill file: `{"requested_by": …}` from POST /agents/{sid}/kill; a file made by hand names nobody.
+function requester(text: string): string {
+  try {
+    const by = (JSON.parse(text) as { requested_by?: unknown }).requested_by;
+    if (typeof by === 'string' && by.trim()) return by.trim().slice(0, 200);
+  } catch {
+    // not JSON: a file created by hand
+  }
+  return 'a kill signal file';
 }
 
 /** At start: load the sessions a previous run left, keep watching the live ones, and retire stray worktrees and branches. */

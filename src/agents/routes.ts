@@ -2,14 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../lib/http-error.ts';
-import { defineRoute, RAW, type Route } from '../lib/route.ts';
+import { defineRoute, RAW, type Route, type RouteContext } from '../lib/route.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 import { actorOf, type TaskService } from '../tasks/index.ts';
-import { LogFollowers, readLogTail } from './logs.ts';
+import { streamJson } from '../lib/json-stream.ts';
+import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX, LogFollowers, logResponseJson, openLogWindow, streamStart } from './logs.ts';
 import type { Orchestrator } from './orchestrator.ts';
 import { AgentMetrics, compareRuns, type RunRecord } from './runs.ts';
+import { readOwner, sessionAccess } from './session-owner.ts';
 import { AgentEntry, syntheticEntries, toAgentEntry } from './sessions.ts';
 
 /** The part of an SSE response the stream route uses (src/server/sse.ts `openSse` returns one). */
@@ -34,17 +36,26 @@ const ErrorBody = Type.Object({ detail: Type.String() });
 const E = (description: string) => ({ description, schema: ErrorBody });
 const SessionParams = Type.Object({ session_id: Type.String() });
 const TenantQuery = Type.Object({ tenant: Type.Optional(Type.String()) });
-const LogsQuery = Type.Object({ tail_bytes: Type.Optional(Type.Integer({ minimum: 0, default: 0 })), tenant: Type.Optional(Type.String()) });
-const AgentLogsResponse = Type.Object({ session_id: Type.String(), content: Type.String(), size: Type.Integer() }, { $id: 'AgentLogsResponse' });
+const LogsQuery = Type.Object({
+  tail_bytes: Type.Optional(Type.Integer({ minimum: 0, maximum: LOG_TAIL_MAX, default: 0, description: `Last N bytes, from a line start; 0 = the last ${LOG_TAIL_DEFAULT} bytes (at most ${LOG_TAIL_MAX})` })),
+  tenant: Type.Optional(Type.String()),
+});
+const AgentLogsResponse = Type.Object({
+  session_id: Type.String(), content: Type.String(), size: Type.Integer(), truncated: Type.Boolean({ description: 'The content does not start at the beginning of the log' }),
+}, { $id: 'AgentLogsResponse' });
 const AgentKillResponse = Type.Object({ session_id: Type.String(), kill_requested: Type.Boolean() }, { $id: 'AgentKillResponse' });
 
 /** `GET /agents`, comparison, logs, kill and the live log stream. */
 export function agentRoutes(deps: AgentRouteDeps): Route[] {
   const followers = deps.followers ?? new LogFollowers();
-  // A session id that cannot name a file answers 404; so does a live session of another tenant.
-  const session = (raw: string, tenant: string): string => {
-    const held = isValidId(raw) ? deps.orchestrator.sessions().find((s) => s.session_id === raw) : undefined;
-    if (!isValidId(raw) || (held && held.tenant !== tenant)) throw notFound(`Session '${String(raw).slice(0, 100)}' not found`);
+  // The session's owner: the live record, else the owner file kept with its log (retired, or --no-orchestrator).
+  // Unknown, unnamable or another tenant's → 404; another task's for a task-scoped token → 403.
+  const session = async (ctx: RouteContext<{ session_id: string }, unknown, unknown>): Promise<string> => {
+    const raw = ctx.params.session_id;
+    const tenant = actorOf(deps.svc, ctx).tenant;
+    if (!isValidId(raw)) throw notFound(`Session '${String(raw).slice(0, 100)}' not found`);
+    const held = deps.orchestrator.sessions().find((s) => s.session_id === raw);
+    sessionAccess(held ? { session_id: raw, task_id: held.task_id, tenant: held.tenant } : await readOwner(deps.layout, raw), raw, tenant, ctx.principal);
     return raw;
   };
   return [
@@ -60,26 +71,31 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/agents/comparison', operationId: 'compare_agents', summary: 'Run metrics per (adapter, model), sorted by adapter then model', tags: ['agents'], access: 'read',
-      responses: { 200: { description: 'Agent metrics', schema: Type.Array(AgentMetrics) } },
-      handler: async () => compareRuns(await deps.store.readJsonl<RunRecord>(deps.layout.metricsRuns)),
+      method: 'GET', path: '/agents/comparison', operationId: 'compare_agents', summary: 'Run metrics per (adapter, model) of the caller\'s tenant, sorted by adapter then model', tags: ['agents'], access: 'read',
+      query: TenantQuery, responses: { 200: { description: 'Agent metrics', schema: Type.Array(AgentMetrics) } },
+      handler: async (ctx) => {
+        const { tenant } = actorOf(deps.svc, ctx);
+        return compareRuns((await deps.store.readJsonl<RunRecord>(deps.layout.metricsRuns)).filter((r) => (r.tenant ?? 'default') === tenant));
+      },
     }),
     defineRoute({
-      method: 'GET', path: '/agents/:session_id/logs', operationId: 'agent_logs', summary: 'Log of a session (tail_bytes > 0: only the last bytes, from a line start)', tags: ['agents'], access: 'read',
+      method: 'GET', path: '/agents/:session_id/logs', operationId: 'agent_logs', heavy: true, summary: 'Log of a session (tail_bytes > 0: only the last bytes, from a line start)', tags: ['agents'], access: 'read', taskScope: 'session',
       params: SessionParams, query: LogsQuery,
       responses: { 200: { description: 'Log', schema: AgentLogsResponse }, 404: E('No log file for the session') },
       handler: async (ctx) => {
-        const sid = session(ctx.params.session_id, actorOf(deps.svc, ctx).tenant);
-        const tail = await readLogTail(deps.layout.log(sid), ctx.query.tail_bytes ?? 0);
-        if (!tail) throw notFound(`No log for session '${sid}'`);
-        return { session_id: sid, content: tail.content, size: tail.size };
+        const sid = await session(ctx);
+        const w = await openLogWindow(deps.layout.log(sid), ctx.query.tail_bytes ?? 0);
+        if (!w) throw notFound(`No log for session '${sid}'`);
+        // Streamed a piece at a time: a client asking for a large log holds at most one piece in memory.
+        await streamJson(ctx.res, 200, {}, logResponseJson(sid, w));
+        return RAW;
       },
     }),
     defineRoute({
       method: 'POST', path: '/agents/:session_id/kill', operationId: 'kill_agent', summary: 'Ask the orchestrator to kill a session\'s agent on its next tick', tags: ['agents'], access: 'operate',
       params: SessionParams, responses: { 200: { description: 'Kill requested', schema: AgentKillResponse } },
       handler: async (ctx) => {
-        const sid = session(ctx.params.session_id, actorOf(deps.svc, ctx).tenant);
+        const sid = await session(ctx);
         await mkdir(deps.layout.signalsDir, { recursive: true });
         await writeFile(deps.layout.kill(sid), `${JSON.stringify({ requested_by: ctx.principal.actor })}\n`);
         deps.orchestrator.requestTick();
@@ -87,13 +103,17 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/agents/:session_id/stream', operationId: 'stream_agent_logs', summary: 'Live log lines as server-sent events (id = byte offset; Last-Event-ID resumes)', tags: ['agents'], access: 'read',
+      method: 'GET', path: '/agents/:session_id/stream', operationId: 'stream_agent_logs', summary: 'Live log lines as server-sent events (id = byte offset; Last-Event-ID resumes)', tags: ['agents'], access: 'read', taskScope: 'session',
       params: SessionParams, responses: { 200: { description: 'text/event-stream of `event: log` frames', contentType: 'text/event-stream' } },
-      handler: (ctx) => {
-        const sid = session(ctx.params.session_id, actorOf(deps.svc, ctx).tenant);
+      handler: async (ctx) => {
+        const sid = await session(ctx);
         const last = Number(ctx.req.headers['last-event-id']);
+        const file = deps.layout.log(sid);
+        const from = await streamStart(file, Number.isSafeInteger(last) && last > 0 ? last : 0);
         const sse = deps.openSse(ctx.req, ctx.res, { pingMs: deps.pingMs ?? 15_000, retryMs: 1000 });
-        const f = followers.follow(deps.layout.log(sid), Number.isSafeInteger(last) && last > 0 ? last : 0, (line, end) => sse.send(end, 'log', { line }));
+        // A client that does not read pauses the follower instead of piling the log up in memory.
+        const f = followers.follow(file, from, (line, end) => sse.send(end, 'log', { line }), { paused: () => ctx.res.writableNeedDrain });
+        ctx.res.on('drain', () => f.resume());
         sse.onClose(() => f.close());
         return RAW;
       },

@@ -11,6 +11,8 @@ export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 export interface RunRecord {
   session_id: string;
   task_id: string;
+  /** The task's tenant (records written before tenants were recorded count as 'default'). */
+  tenant?: string;
   adapter: string | null;
   model: string | null;
   outcome: RunOutcome;

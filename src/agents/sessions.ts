@@ -10,8 +10,10 @@ import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 import type { Task, TaskService } from '../tasks/index.ts';
 import type { DetectedAdapter } from './adapters.ts';
+import type { AgentObserver } from './observer.ts';
 import { exitFilePath, type AgentExit, type AgentProcess } from './process.ts';
 import { promptPath } from './prompt.ts';
+import type { SandboxState } from './sandbox.ts';
 
 /** Lifecycle of an agent process as `GET /agents` reports it. */
 export const SESSION_STATUSES = ['starting', 'running', 'exited', 'killed'] as const;
@@ -28,11 +30,18 @@ export const AgentEntry = Type.Object({
   worktree: Nullable(Type.String()), branch: Nullable(Type.String()),
   started_at: Nullable(Type.String()), ended_at: Nullable(Type.String()), exit_code: NullableInt,
   node_id: Nullable(Type.String()), stalled: Type.Boolean(), synthetic: Type.Optional(Type.Boolean()),
+  sandbox: Type.Optional(Type.Union([Type.Literal('bwrap'), Type.Literal('none')], { description: 'How the agent was contained (agents.sandbox)' })),
+  /** W3C trace id of the run (the agent got it in TRACEPARENT); absent on synthetic entries. */
+  trace_id: Type.Optional(Nullable(Type.String())),
 }, { $id: 'AgentEntry' });
 export type AgentEntry = Static<typeof AgentEntry>;
 
 /** `.sdd/runtime/agents/<sid>.json`: the entry plus what the orchestrator needs across restarts. */
-export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree' | 'branch' | 'started_at'> {
+export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree' | 'branch' | 'started_at' | 'sandbox' | 'trace_id'> {
+  /** Whether the agent and its gates run in bubblewrap; 'none' means they could reach everything its user can. */
+  sandbox: 'bwrap' | 'none';
+  /** W3C trace id of the run, handed to the agent as TRACEPARENT (null for records written before traces). */
+  trace_id: string | null;
   worktree: string;
   branch: string;
   started_at: string;
@@ -42,6 +51,8 @@ export interface SessionRecord extends Omit<AgentEntry, 'synthetic' | 'worktree'
   gates_passed: boolean | null;
   /** Why the merge into the base waits (dirty checkout, …); null when not waiting. */
   merge_deferred: string | null;
+  /** Who asked for the kill (POST /agents/{sid}/kill); set with status `killed`. */
+  killed_by?: string | null;
 }
 
 /** A session in memory: its record, our child process (null when adopted after a restart) and how it ended. */
@@ -66,15 +77,25 @@ export interface AgentDeps {
   config: Config;
   /** Base environment of agents and gates (SERVICE_AUTH_TOKEN is never passed on). */
   env: Readonly<Record<string, string | undefined>>;
+  /** Folder with an `svc` that runs this server's own CLI; put first on every agent's PATH. */
+  svcBinDir?: string;
+  /** Folders that `svc` needs to run (its package, node): readable inside the sandbox, even under /tmp. */
+  svcReadable?: readonly string[];
+  /** Told about agent starts, run ends, gates and merges (metrics, the board's change feed). */
+  observer?: AgentObserver;
 }
 
 /** Everything the orchestrator's parts share: deps, current config, base branch and live sessions. */
 export interface AgentContext extends AgentDeps {
   base: string;
+  /** How agents and gates are contained (resolved at start and on config reload). */
+  sandbox: SandboxState;
   serverUrl: string;
   sessions: Map<string, Session>;
   detected: DetectedAdapter[];
   randomHex: () => string;
+  /** Random bytes (trace and span ids of runs). */
+  randomBytes: (n: number) => Uint8Array;
 }
 
 /** 8 random hex characters (the default source of session ids). */
@@ -92,7 +113,7 @@ export function orderedRecord(r: SessionRecord): SessionRecord {
     session_id: r.session_id, role: r.role, adapter: r.adapter, model: r.model, status: r.status, pid: r.pid,
     task_id: r.task_id, task_title: r.task_title, tenant: r.tenant, worktree: r.worktree, branch: r.branch,
     started_at: r.started_at, ended_at: r.ended_at, exit_code: r.exit_code, node_id: r.node_id, stalled: r.stalled,
-    token_id: r.token_id, gates_passed: r.gates_passed, merge_deferred: r.merge_deferred,
+    sandbox: r.sandbox, token_id: r.token_id, gates_passed: r.gates_passed, merge_deferred: r.merge_deferred, trace_id: r.trace_id,
   };
 }
 
@@ -115,8 +136,8 @@ export async function loadSessionRecords(ctx: Pick<AgentContext, 'store' | 'layo
   return out;
 }
 
-function emptyExtras(): Pick<SessionRecord, 'stalled' | 'token_id' | 'gates_passed' | 'merge_deferred'> {
-  return { stalled: false, token_id: null, gates_passed: null, merge_deferred: null };
+function emptyExtras(): Pick<SessionRecord, 'stalled' | 'token_id' | 'gates_passed' | 'merge_deferred' | 'sandbox' | 'trace_id'> {
+  return { stalled: false, token_id: null, gates_passed: null, merge_deferred: null, sandbox: 'none', trace_id: null };
 }
 
 /** Remove a retired session's runtime files (record, exit code, prompt); its log stays readable. */

@@ -11,8 +11,8 @@ import { parseTokenFile, tokenState, type TokenRecord } from './tokens.ts';
 export interface Authenticator {
   /** True when SERVICE_AUTH_DISABLED is set: every caller is admin. */
   readonly disabled: boolean;
-  /** The principal for a header value (`Bearer <token>`); throws HttpError 401. */
-  resolve(authorization: string | undefined): Promise<Principal>;
+  /** The principal for a header value (`Bearer <token>`), else the session cookie; throws HttpError 401. */
+  resolve(authorization: string | undefined, sessionCookie?: string): Promise<Principal>;
 }
 
 export interface AuthEnv {
@@ -31,8 +31,16 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
 
 interface Loaded { records: TokenRecord[]; digests: Buffer[] }
 
-/** Bearer authentication against SERVICE_AUTH_TOKEN, `.sdd/secrets/admin.token` and tokens.json. */
-export function createAuthenticator(deps: { layout: SddLayout; env: AuthEnv; clock: Clock; log: Logger }): Authenticator {
+/** SSO sign-in sessions (src/auth/sso): a session JWT → its user's principal, or 401. */
+export interface SessionResolver {
+  principal(token: string): Promise<Principal>;
+}
+
+// Session JWTs have three dot-separated parts; svc tokens (`svc_…`) have none.
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
+/** Bearer authentication against SERVICE_AUTH_TOKEN, `.sdd/secrets/admin.token`, tokens.json and SSO sessions. */
+export function createAuthenticator(deps: { layout: SddLayout; env: AuthEnv; clock: Clock; log: Logger; sessions?: SessionResolver }): Authenticator {
   const { layout, env, clock, log } = deps;
   if (env.disabled) {
     log.warn('AUTHENTICATION IS DISABLED (SERVICE_AUTH_DISABLED=1): every request is treated as admin. Development only.');
@@ -48,13 +56,16 @@ export function createAuthenticator(deps: { layout: SddLayout; env: AuthEnv; clo
 
   return {
     disabled: false,
-    async resolve(authorization) {
+    async resolve(authorization, sessionCookie) {
+      const sessions = deps.sessions;
+      if (authorization === undefined && sessionCookie && sessions) return sessions.principal(sessionCookie);
       const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
       if (!m) throw unauthorized('Missing or invalid Authorization header');
       const presented = digest(m[1]!);
       if (envDigest && timingSafeEqual(presented, envDigest)) return ENV_PRINCIPAL;
       const fileDigest = adminFile();
       if (fileDigest && timingSafeEqual(presented, fileDigest)) return FILE_PRINCIPAL;
+      if (sessions && JWT_SHAPE.test(m[1]!)) return sessions.principal(m[1]!);
       const { records, digests } = tokens();
       let match: TokenRecord | undefined;
       // Compare against every record (no early exit) so timing says nothing about which one matched.

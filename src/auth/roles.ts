@@ -1,5 +1,5 @@
 import { forbidden, type HttpError } from '../lib/http-error.ts';
-import type { Access, Principal, Role } from '../lib/route.ts';
+import type { Access, Principal, Role, TaskScope } from '../lib/route.ts';
 
 /** Access levels each role holds (DECISIONS.md Access). */
 export const ROLE_ACCESS = {
@@ -17,15 +17,21 @@ export function roleAllows(role: Role, access: Access): boolean {
 
 /**
  * Pure access decision for an authenticated principal: the 403 to answer, or null to go on.
- * A token scoped to one task may not touch another task's `task_id` route.
+ * A token scoped to one task reaches only routes that declare a `taskScope`, and with `own` only its
+ * own `task_id`; `parent` and `session` scopes are checked by their handlers (`outsideTask`).
  */
-export function accessDenied(principal: Principal, access: Access, params: Record<string, unknown>): HttpError | null {
+export function accessDenied(principal: Principal, access: Access, params: Record<string, unknown>, taskScope?: TaskScope): HttpError | null {
   if (!roleAllows(principal.role, access)) {
     return forbidden(access === 'admin' ? 'admin role required' : `${principal.role} role cannot access this endpoint`);
   }
+  if (!principal.taskId) return null;
+  if (!taskScope) return outsideTask(principal.taskId, 'this endpoint is outside its task');
   const taskId = params.task_id;
-  if (principal.taskId && typeof taskId === 'string' && taskId !== principal.taskId) {
-    return forbidden(`token is scoped to task '${principal.taskId}'`);
-  }
+  if (taskScope === 'own' && taskId !== principal.taskId) return outsideTask(principal.taskId, `task '${String(taskId).slice(0, 100)}' is not its task`);
   return null;
+}
+
+/** The 403 for a task-scoped token reaching beyond its task. */
+export function outsideTask(taskId: string, why: string): HttpError {
+  return forbidden(`token is scoped to task '${taskId}': ${why}`);
 }

@@ -2,7 +2,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
-import { conflict, forbidden, notFound, tooMany, unprocessable } from '../lib/http-error.ts';
+import { conflict, forbidden, HttpError, notFound, unprocessable } from '../lib/http-error.ts';
 import { writeFileAtomic } from '../store/atomic.ts';
 import type { SddLayout } from '../store/layout.ts';
 
@@ -18,8 +18,6 @@ export const DEFAULT_TENANT = 'default';
 export const TENANT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** The quota when neither the registry nor the config names one. */
 export const DEFAULT_MAX_TASKS = 1000;
-/** Seconds a client is told to wait after a quota refusal (tasks finish on the scale of minutes). */
-export const QUOTA_RETRY_AFTER_S = 30;
 
 /** Throw 422 unless `name` is a valid tenant name. */
 export function assertTenantName(name: string): string {
@@ -104,11 +102,14 @@ export interface QuotaInput {
   defaultMax?: number;
 }
 
-/** Throw 429 with Retry-After when the tenant's active tasks plus `adding` would exceed its max_tasks (pure). */
+/**
+ * Throw 429 when the tenant's active tasks plus `adding` would exceed its max_tasks (pure). The answer says how to
+ * raise the quota and carries no Retry-After: waiting does not help unless tasks finish.
+ */
 export function checkQuota(q: QuotaInput): void {
   const max = maxTasksFor(q.registry, q.tenant, q.defaultMax);
   if (q.activeCount + q.adding > max) {
-    throw tooMany(`Tenant '${q.tenant}' has reached max_tasks limit (${max})`, QUOTA_RETRY_AFTER_S);
+    throw new HttpError(429, `Tenant '${q.tenant}' has reached max_tasks limit (${max}); finish or cancel tasks, or raise it: svc tenant set ${q.tenant} --max-tasks ${Math.max(max * 2, q.activeCount + q.adding)}`);
   }
 }
 
@@ -172,7 +173,8 @@ async function updateTenants(layout: SddLayout, change: (map: TenantMap) => Tena
   const release = await lockfile.lock(path, { realpath: false, stale: 10_000, retries: LOCK_RETRY, onCompromised: () => undefined });
   try {
     const before = await readFile(path, 'utf8').catch(() => undefined);
-    const next = withDefault(change(before === undefined ? {} : parseTenants(before)));
+    // `default` always exists, also before the file does (a fresh repository).
+    const next = withDefault(change(before === undefined ? withDefault({}) : parseTenants(before)));
     const text = formatTenants(next);
     if (text !== before) await writeFileAtomic(path, text);
     return parseTenants(text);

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { suggestion } from './suggest.ts';
 
 /** A usage error: the CLI prints it with a hint and exits 2. */
 export class UsageError extends Error {
@@ -29,6 +30,7 @@ export function strictArgs(defs: Record<string, ArgDef>, rawArgs: string[]): { v
     if (type === 'boolean') options[`no-${name}`] = { type: 'boolean' };
     for (const a of [def.alias ?? []].flat()) if (a.length === 1) options[name] = { type, short: a };
   }
+  checkFlags(options, rawArgs);
   try {
     const parsed = parseArgs({ args: rawArgs, options, strict: true, allowPositionals: true });
     const values: Record<string, string | boolean | undefined> = {};
@@ -45,6 +47,27 @@ export function strictArgs(defs: Record<string, ArgDef>, rawArgs: string[]): { v
   } catch (err) {
     if (err instanceof UsageError) throw err;
     throw new UsageError((err as Error).message.replace(/^.*?: /, '').split('\n')[0] ?? 'bad arguments');
+  }
+}
+
+// node's own message for an unknown option ends in an unclosed quote; say it plainly, with the closest flag.
+function checkFlags(options: Record<string, { type: string; short?: string }>, rawArgs: string[]): void {
+  const byShort = new Map(Object.values(options).filter((o) => o.short).map((o) => [o.short!, o]));
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i]!;
+    if (arg === '--') return;
+    if (!arg.startsWith('-') || arg === '-' || /^-\d/.test(arg)) continue;
+    if (!arg.startsWith('--')) {
+      const bad = [...arg.slice(1)].find((ch) => !byShort.has(ch));
+      if (bad !== undefined) throw new UsageError(`unknown flag -${bad}`);
+      if (arg.length === 2 && byShort.get(arg[1]!)?.type === 'string') i++;
+      continue;
+    }
+    const name = arg.slice(2).split('=')[0]!;
+    // The value of a string flag may itself start with '-'.
+    if (Object.hasOwn(options, name)) { if (options[name]!.type === 'string' && !arg.includes('=')) i++; continue; }
+    const known = Object.keys(options).filter((n) => !n.startsWith('no-'));
+    throw new UsageError(`unknown flag --${name}${suggestion(name, known, '--')}`);
   }
 }
 

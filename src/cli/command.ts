@@ -11,7 +11,7 @@ export interface RunContext {
 
 const COMMON: ArgsDef = {
   json: { type: 'boolean', description: 'Print JSON for programs' },
-  workdir: { type: 'string', description: 'Repository work tree (default: current directory)' },
+  workdir: { type: 'string', valueHint: 'dir', description: 'The repository to work in (default: the current directory)' },
 };
 
 /** A citty command whose arguments are validated strictly and whose errors map to exit codes (usage 2, failure 1). */
@@ -35,14 +35,15 @@ export function command(meta: { name: string; description: string }, args: ArgsD
 
 /** Print an error and exit with its code: usage 2, CliError its own, anything else 1. */
 export function exitFor(err: unknown, name: string): never {
+  const who = name ? `svc ${name}` : 'svc';
   if (err instanceof UsageError) {
-    process.stderr.write(`svc ${name}: ${err.message}\nRun 'svc ${name} --help' for usage.\n`);
+    process.stderr.write(`${who}: ${err.message}\nRun '${who} --help' for usage.\n`);
     process.exit(2);
   }
   if (err instanceof CliError) {
-    process.stderr.write(`svc ${name}: ${err.message}\n`);
+    process.stderr.write(`${who}: ${err.message}\n`);
     process.exit(err.exitCode);
   }
-  process.stderr.write(`svc ${name}: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.stderr.write(`${who}: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(1);
 }

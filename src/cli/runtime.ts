@@ -1,25 +1,38 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { retry } from '../lib/retry.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
-import { acquireAuditWriter, drainAuditInbox, openAuditChain } from '../observe/index.ts';
+import { createSso, ssoRoutes } from '../auth/sso/index.ts';
+import { acquireAuditWriter, createBoardSource, createObservability, drainAuditInbox, listSegments, openAuditChain, tapProgress, timeStateCommits, type AuditEntry } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
-import { VERSION } from './version.ts';
-import { createCommitter, createGit, createOwnedStore, errnoError, replayJournal, ulidIds, type Faults, type Ids, type SddLayout } from '../store/index.ts';
-import { TaskService, drainRoutes, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+import { stateGitRoutes } from '../state/index.ts';
+import { CliError } from './args.ts';
+import { PACKAGE_ROOT, VERSION } from './version.ts';
+import { shimReads, writeSvcShim } from './shim.ts';
+import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type Faults, type Ids, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
+import { TaskService, actorOf, backfillRiskRecords, drainRoutes, readProgress, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
-import { agentRoutes, createOrchestrator, partialMergeRoutes } from '../agents/index.ts';
+import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
 import { openSse } from '../server/index.ts';
 // --- end orchestrator ---
+// --- webhooks ---
+import { appendLogLine } from '../agents/index.ts';
+import type { TrackerConfig } from '../config/index.ts';
+import { isValidId } from '../store/index.ts';
+import { createWebhooks, taskPort } from '../webhooks/index.ts';
+// --- end webhooks ---
 
 export interface RuntimeOptions {
   root: string;
   layout: SddLayout;
+  /** What `svc up` restored from refs/sdd/state before the template (workspace.ts initSdd). */
+  restored?: RestoreResult | null;
   config: Config;
   env: NodeJS.ProcessEnv;
   log: Logger;
@@ -33,26 +46,38 @@ export interface Runtime {
   host: string;
   port: number;
   tasks: TaskService;
+  /** The agent sessions the orchestrator holds (they keep running when svc stops). */
+  agents(): SessionRecord[];
   stop(): Promise<void>;
 }
 
 /** Build the Deps, recover state, and start the HTTP API (and, when enabled, the orchestrator). */
 export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { layout, config, log } = o;
+  if (!truthy(o.env.SERVICE_AUTH_DISABLED) && config.auth.enabled) checkAdminToken(o.env.SERVICE_AUTH_TOKEN || undefined);
   const clock = o.clock ?? systemClock;
   const ids = o.ids ?? ulidIds(clock.now);
   const timers = o.timers ?? systemTimers;
   const git = createGit(o.root);
-  const committer = createCommitter({ layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits });
+  const metrics = createMetrics();
+  // /state.git serves from a mirror that holds only the state history; commits nudge it while fetches come.
+  const mirror = createStateMirror({ git, gitCommonDir: await commonGitDir(git), log: log.withTag('state'), now: clock.now });
+  // --- observe: state commits timed from the committer's git calls ---
+  const stateGit = timeStateCommits(git, metrics.registry);
+  // --- end observe ---
+  const committer = createCommitter({ layout, git: stateGit, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits, onCommit: () => mirror.nudge() });
   await ensureTenants(layout);
   // The chain's writer lock before the replay: no CLI may append between the journaled records and the segment.
   const releaseAudit = await takeAuditWriter(layout, log, clock, timers);
   // Every journaled change reaches its files (task files, audit segments, archive) before anything reads them.
-  await replayJournal(layout, log.withTag('store'));
-  const recovered = await committer.recover();
-  if (recovered) log.info(`state recovered: ${recovered.message}`);
+  const deleted: string[] = [];
+  await replayJournal(layout, log.withTag('store'), undefined, deleted);
+  await recoverState(layout, committer, new Set(deleted), o.restored, log);
+  await warnMissingAuditKey(layout, log);
   const chain = await openAuditChain({ layout, clock, log: log.withTag('audit') });
   const store = createOwnedStore({ layout, committer, log: log.withTag('store'), faults: testFaults(layout, o.env), timers, sealer: chain });
+  // Audit records of other domains (SSO, exports) are journaled like a task change's: in chain order, exactly once.
+  const audit = { append: (entry: AuditEntry) => store.emit({ audit: entry }) };
   // CLI records queued while we hold the chain: each journaled with its file's deletion (exactly once).
   let draining: Promise<unknown> | undefined;
   const drainInbox = () => (draining ??= drainAuditInbox(layout, (entry, file) => store.emit({ audit: entry, removes: [file] }), log)
@@ -62,54 +87,133 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
   const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config });
   log.info(`loaded ${await tasks.load()} task(s)`);
+  // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
+  const backfilled = await backfillRiskRecords(tasks);
+  if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
 
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
   if (!authEnv.disabled && !authEnv.authToken) {
     const admin = await ensureAdminToken(layout, clock);
     if (admin.created) log.info(`created an admin token in ${admin.path} (0600); use it as 'Authorization: Bearer <token>'`);
   }
-  const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth') });
-  const metrics = createMetrics();
-  metrics.gauge('svc_tasks', 'Tasks by status', 'status', () => tasks.board.counts() as unknown as Record<string, number>);
+  const sso = await startSso(o, audit, (abs, text, note) => committer.touch(abs, note, text));
+  const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth'), ...(sso ? { sessions: sso.sso } : {}) });
   metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files), in refs/sdd/state (state_paths), or checkpointed out of the journal (journal_bytes)', 'kind',
     () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));
-  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskWriteRoutes(tasks)];
+  // --- observe: status, SLOs, Grafana, exports, SBOM, /dashboard/data, /events, the board page ---
+  let sessions: () => SessionRecord[] = () => [];
+  let sandbox = (): { mode: string; reason: string } => ({ mode: 'none', reason: 'the orchestrator is off: no agents run' });
+  const source = createBoardSource({ svc: tasks, store, layout, audit, actorOf, readProgress, sessions: () => sessions(), sandbox: () => sandbox() });
+  const observe = createObservability({
+    source, registry: metrics.registry, clock, log: log.withTag('observe'), config: config.observe, version: VERSION, openSse, git,
+    packageRoot: PACKAGE_ROOT, uuid: () => randomUUID(),
+  });
+  await observe.start();
+  const taskRoutes = tapProgress(taskWriteRoutes(tasks), observe.progressed, () => clock.iso());
+  // --- end observe ---
+  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskRoutes, ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') }), ...observe.routes];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
-    root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env,
-    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env),
+    root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime), svcReadable: shimReads(),
+    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer,
   });
+  sessions = () => orchestrator.sessions();
+  if (config.orchestrator.enabled) sandbox = () => orchestrator.sandbox();
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
-  routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch() }));
+  routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
-  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining }) };
+  // --- webhooks ---
+  // `trackers` is read from the config object the orchestrator updates when config.yaml changes.
+  const webhooks = await createWebhooks({
+    layout, tasks: taskPort(tasks), config: () => config.trackers as Record<string, TrackerConfig | undefined>, env: (name) => o.env[name],
+    clock, log: log.withTag('webhooks'), registry: metrics.registry,
+    sessions: {
+      known: (sid) => isValidId(sid) && (orchestrator.sessions().some((s) => s.session_id === sid) || existsSync(layout.log(sid))),
+      append: (sid, line) => appendLogLine(layout.log(sid), line),
+    },
+  });
+  routes.push(...webhooks.routes);
+  // --- end webhooks ---
+  // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
+  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
+  const stopEdits = await commitEdits({ layout, files: [layout.config, layout.tenants], committer, log: log.withTag('state') });
   // --- orchestrator (agents domain) ---
   const ownHost = ['0.0.0.0', '::', ''].includes(addr.host) ? '127.0.0.1' : addr.host.includes(':') ? `[${addr.host}]` : addr.host;
   if (config.orchestrator.enabled) await orchestrator.start(`http://${ownHost}:${addr.port}`);
   // --- end orchestrator ---
+  // --- webhooks ---
+  for (const hint of webhooks.setupHints(`http://${ownHost}:${addr.port}`)) log.info(hint);
+  // Tickets changed while the server was down; in the background, so the API is up meanwhile.
+  void webhooks.startupPoll().then((r) => {
+    const parts = [...Object.entries(r.delivered).map(([k, n]) => `${k} ${n} ticket(s)${r.timed_out.includes(k) ? ' (cut short)' : ''}`), ...Object.entries(r.errors).map(([k, e]) => `${k} failed: ${e}`)];
+    if (parts.length) log.info(`startup poll: ${parts.join('; ')}`);
+  }, (err: Error) => log.error('startup poll failed', err));
+  // --- end webhooks ---
 
   return {
     host: addr.host,
     port: addr.port,
     tasks,
+    agents: () => orchestrator.sessions(),
     async stop() {
       tasks.draining = true;
+      observe.stop();
       // --- orchestrator (agents domain) ---
       await orchestrator.stop();
       // --- end orchestrator ---
       await server.close();
+      // --- webhooks ---
+      await webhooks.close();
+      // --- end webhooks ---
       timers.clearInterval(inboxTimer);
       await draining;
       await drainInbox();
+      await stopEdits();
       // Files and lines behind the journal first, so the last state commit has them.
       await store.close();
       await committer.stop();
+      mirror.close();
       await releaseAudit();
     },
   };
+}
+
+// SSO from auth.sso: the OIDC client secret from the variable client_secret_env names, SAML IdP metadata from its file.
+async function startSso(o: RuntimeOptions, audit: { append(entry: AuditEntry): Promise<unknown> }, onWrite: (abs: string, text: string, note: string) => void) {
+  const cfg = o.config.auth.sso;
+  const secretEnv = cfg.oidc?.client_secret_env;
+  if (secretEnv && !o.env[secretEnv]) o.log.warn(`auth.sso.oidc.client_secret_env names ${secretEnv}, which is not set: using PKCE without a client secret`);
+  const metadataFile = cfg.saml?.idp_metadata_file;
+  try {
+    return await createSso({
+      config: cfg, layout: o.layout, clock: systemClock, log: o.log.withTag('sso'), audit, onWrite,
+      ...(secretEnv && o.env[secretEnv] ? { oidcClientSecret: o.env[secretEnv] } : {}),
+      ...(metadataFile ? { samlMetadataXml: readFileSync(resolve(o.root, metadataFile), 'utf8') } : {}),
+    });
+  } catch (err) {
+    // A bad SSO setup (no IdP certificate, unreadable metadata, corrupt mappings file) stops the start with its reason.
+    throw new CliError(`auth.sso: ${(err as Error).message}`);
+  }
+}
+
+// Under the server lock: write back what is still missing (journaled deletes excepted), commit what
+// differs and the journaled deletes, then say in words what happened.
+async function recoverState(layout: SddLayout, committer: StateCommitter, deletions: Set<string>, before: RestoreResult | null | undefined, log: Logger): Promise<void> {
+  const again = restoreFromRef(layout, { skip: deletions });
+  // The task files are restored here (initSdd restored only the rest): this pass says whether the disk had any.
+  const restored = before ? { paths: [...before.paths, ...again.paths], tasks: before.tasks + again.tasks, diskHadNoTasks: again.diskHadNoTasks } : again;
+  const { report } = await committer.recover({ deletions, restored });
+  await dropJournalDeletes(layout);
+  log.info(startMessage(report));
+}
+
+// A clone has the audit segments (committed) but never the key (a secret): say what that means.
+async function warnMissingAuditKey(layout: SddLayout, log: Logger): Promise<void> {
+  if (existsSync(layout.auditKey) || !(await listSegments(layout.auditDir)).length) return;
+  log.warn(`audit: ${layout.auditKey} is missing but ${layout.auditDir} already holds a chain (from refs/sdd/state): a new key is created and the chain goes on with it. The records before now verify only with the key that signed them: copy .sdd/secrets/audit.key from the machine that wrote them to check them.`);
 }
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not
@@ -153,6 +257,13 @@ function faultFile(file: string | undefined): ((path: string) => void) | undefin
     const p = Number.parseFloat(readFileSync(file, 'utf8'));
     if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
   };
+}
+
+/** A guessable admin token is refused before anything listens. */
+export const MIN_AUTH_TOKEN_LENGTH = 32;
+function checkAdminToken(token: string | undefined): void {
+  if (token === undefined || token.length >= MIN_AUTH_TOKEN_LENGTH) return;
+  throw new CliError(`SERVICE_AUTH_TOKEN is ${token.length} characters long; an admin token needs at least ${MIN_AUTH_TOKEN_LENGTH} (for example: openssl rand -hex 32), or unset it to use .sdd/secrets/admin.token`);
 }
 
 function truthy(v: string | undefined): boolean {

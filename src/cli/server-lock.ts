@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../lib/log.ts';
@@ -33,6 +33,13 @@ export async function takeServerLock(lockPath: string, infoPath: string, log: Lo
     const where = info ? `pid ${info.pid}${info.port ? `, port ${info.port}` : ''}` : 'another process';
     throw new CliError(`svc is already running on this tree (${where}); lock ${lockPath}`);
   }
+}
+
+/** True while a live process holds the server lock of a tree (its server.json names a running pid). */
+export function serverAlive(lockPath: string, infoPath: string): boolean {
+  if (!existsSync(lockPath)) return false;
+  const info = readJsonQuiet<ServerInfo>(infoPath);
+  return info !== undefined && Number.isInteger(info.pid) && alive(info.pid) && infoIsCurrent(infoPath, lockPath);
 }
 
 // server.json written after the lock dir was created belongs to the lock's holder, not to an older run.

@@ -7,7 +7,7 @@ import { localLayout } from './offline.ts';
 import { table } from './table.ts';
 
 const NAME = { name: { type: 'positional', description: 'Tenant name' } } as const;
-const MAX = { 'max-tasks': { type: 'string', description: 'Quota of active tasks' } } as const;
+const MAX = { 'max-tasks': { type: 'string', valueHint: 'n', description: 'Active tasks the tenant may hold (not done or finished)' } } as const;
 
 async function guard(fn: () => Promise<unknown>): Promise<void> {
   try {

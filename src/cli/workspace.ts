@@ -1,8 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gitBaseEnv } from '../store/git-cli.ts';
+import { hardenedArgs } from '../store/git-harden.ts';
+import { BOARD_DIRS, restoreFromRef, type RestoreResult } from '../store/restore.ts';
+import { sddLayout } from '../store/layout.ts';
 import { CliError } from './args.ts';
+import { serverAlive } from './server-lock.ts';
 
 /** The package's `.sdd-template/` folder (next to src/ and dist/). */
 export const TEMPLATE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '.sdd-template');
@@ -26,14 +31,30 @@ export function checkWorkTree(workdir: string): { root: string; gitCommonDir: st
   return { root, gitCommonDir: common };
 }
 
-/** Copy `.sdd-template/` into `<root>/.sdd` where files are missing; returns true when `.sdd` was new. */
-export function initSdd(root: string): boolean {
-  const sdd = join(root, '.sdd');
-  const fresh = !existsSync(sdd);
-  mkdirSync(sdd, { recursive: true });
-  cpSync(TEMPLATE_DIR, sdd, { recursive: true, force: false, errorOnExist: false });
-  for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'secrets', 'worktrees']) mkdirSync(join(sdd, d), { recursive: true });
-  return fresh;
+/** What initSdd did: `.sdd` was new, and what it wrote back from refs/sdd/state (null: a live server owns the tree). */
+export interface SddInit {
+  fresh: boolean;
+  restored: RestoreResult | null;
+}
+
+/**
+ * Make `<root>/.sdd`: first the files refs/sdd/state holds and the disk lacks (a clone with a fetched
+ * ref gets its config, tenants and audit log back; with `board`, its task files too), then
+ * `.sdd-template/` where files are still missing. `svc up` restores the task files itself, under its
+ * lock. A live server owns its tree (it restored at its start): then only the template is added.
+ */
+export function initSdd(root: string, o: { board?: boolean } = {}): SddInit {
+  const layout = sddLayout(root);
+  const fresh = !existsSync(layout.sdd);
+  mkdirSync(layout.sdd, { recursive: true });
+  const restored = serverAlive(layout.serverLock, layout.serverInfo) ? null : restoreFromRef(layout, o.board ? {} : { skipDirs: BOARD_DIRS });
+  cpSync(TEMPLATE_DIR, layout.sdd, { recursive: true, force: false, errorOnExist: false, filter: (src) => src !== join(TEMPLATE_DIR, 'gitignore') });
+  // npm leaves `.gitignore` files out of a packed tarball: the template keeps it as `gitignore`.
+  if (!existsSync(join(layout.sdd, '.gitignore'))) cpSync(join(TEMPLATE_DIR, 'gitignore'), join(layout.sdd, '.gitignore'));
+  for (const d of ['tasks', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'runtime/prompts', 'secrets', 'worktrees']) mkdirSync(join(layout.sdd, d), { recursive: true });
+  // Secrets, logs and prompts are this user's alone, whatever created the folders (an older svc, a copy, a umask).
+  for (const d of ['secrets', 'runtime', 'runtime/signals', 'runtime/agents', 'runtime/logs', 'runtime/prompts']) chmodSync(join(layout.sdd, d), 0o700);
+  return { fresh, restored };
 }
 
 /** Add `.sdd/` to `.git/info/exclude` so agents' commits never carry state. */
@@ -45,6 +66,14 @@ export function excludeSdd(gitCommonDir: string): void {
   appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}/.sdd/\n`);
 }
 
+// Hardened like every server git call (src/store/git-harden.ts), before the root is even known.
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  return execFileSync('git', [...hardenedArgs(cwd), ...args], { cwd, env: gitBaseEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+}
+
+/** `8 task files and 3 other files` for a restore. */
+export function restoredWords(r: RestoreResult): string {
+  const other = r.paths.length - r.tasks;
+  const n = (k: number, w: string) => `${k} ${w}${k === 1 ? '' : 's'}`;
+  return [r.tasks ? n(r.tasks, 'task file') : '', other ? n(other, r.tasks ? 'other file' : 'file') : ''].filter(Boolean).join(' and ');
 }

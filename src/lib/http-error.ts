@@ -15,6 +15,7 @@ export class HttpError extends Error {
   }
 }
 
+export const badRequest = (detail: string) => new HttpError(400, detail);
 export const unauthorized = (detail = 'Missing or invalid Authorization header') => new HttpError(401, detail);
 export const forbidden = (detail: string) => new HttpError(403, detail);
 export const notFound = (detail: string) => new HttpError(404, detail);

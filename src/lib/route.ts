@@ -4,20 +4,29 @@ import type { Static, TSchema } from '@sinclair/typebox';
 /** Who may call a route. `read` < `task` < `operate` < `admin`; `public` needs nothing; `hmac` verifies its own signature. */
 export type Access = 'public' | 'hmac' | 'read' | 'task' | 'operate' | 'admin';
 
+/**
+ * What a task-scoped token (an agent's) may do on a route: `own` = the route's `task_id` is its task,
+ * `parent` = it creates a subtask of its task, `session` = it reads its own session (the handler checks
+ * the last two). A route without one refuses task-scoped tokens.
+ */
+export type TaskScope = 'own' | 'parent' | 'session';
+
 /** Token roles of DECISIONS.md (Access). */
 export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
 
 /** The authenticated caller of a request. */
 export interface Principal {
   /** How the caller proved itself. */
-  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac';
+  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac' | 'session';
   role: Role;
   /** Tenant the credential is bound to; null = may name any tenant. */
   tenant: string | null;
-  /** Stable name for logs, audit and rate limits (token id, "env", "anonymous"). */
+  /** Stable name for logs, audit and rate limits (token id, user id, "env", "anonymous"). */
   actor: string;
   /** Set on agent tokens scoped to one task. */
   taskId?: string;
+  /** Set on SSO sign-in sessions (the actor is then the user id). */
+  sid?: string;
 }
 
 /** What a handler sees. Params, query and body are already validated (and query values converted). */
@@ -31,6 +40,15 @@ export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
   requestId: string;
   /** Client IP (TCP peer). */
   ip: string;
+  /** The body's bytes exactly as received, on `rawBody` routes. */
+  raw?: Buffer;
+}
+
+/** What a route's `verify` sees: the request and its exact body bytes, before any parsing. */
+export interface VerifyContext {
+  req: IncomingMessage;
+  raw: Buffer;
+  params: Record<string, string>;
 }
 
 /** A handler's answer. A plain value is sent as 200 JSON; RAW means the handler wrote the response itself. */
@@ -61,18 +79,27 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   summary: string;
   tags: string[];
   access: Access;
+  /** Whether and how a token scoped to one task may call this route (absent: 403 for such tokens). */
+  taskScope?: TaskScope;
   params?: P;
   query?: Q;
   body?: B;
   /** Body is optional (an empty body is treated as {} / undefined). */
   bodyOptional?: boolean;
-  /** Read the raw body as a Buffer (webhooks); `body` then must be unset. */
+  /**
+   * Read the body's bytes as received (webhooks): `ctx.raw`. Without `body` the handler also gets them as
+   * `ctx.body`; with `body` they are parsed and validated after `verify` passed.
+   */
   rawBody?: boolean;
+  /** On `rawBody` routes: check the bytes (a signature) before anything parses them; throw to refuse. */
+  verify?: (ctx: VerifyContext) => void | Promise<void>;
   /** Accept application/x-www-form-urlencoded (parsed into an object) as well as JSON. */
   form?: boolean;
   responses: Record<number, ResponseDoc>;
   /** Left out of /openapi.json (static assets such as the Swagger UI files). */
   hidden?: boolean;
+  /** A large answer (logs, lists): one client runs at most `server.heavy_reads_per_client` of them at once. */
+  heavy?: boolean;
   handler: (ctx: RouteContext<Static<P>, Static<Q>, Static<B>>) => unknown;
 }
 

@@ -1,4 +1,5 @@
-// Verification of the audit chain: every segment in filename order, every link, every HMAC.
+// Verification of the audit chain: every segment in filename order, every link, every HMAC (the HMACs
+// only with the key; without it, in a clone, the hash links `seq` and `prev` are all that can be checked).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SddLayout } from '../store/layout.ts';
@@ -29,6 +30,8 @@ export interface AuditVerifyResult {
   segments: number;
   /** seq of the last verified record (0 for an empty log). */
   lastSeq: number;
+  /** False when the walk had no key: links were checked, HMACs were not. */
+  hmacChecked: boolean;
   firstBroken?: AuditBreak;
   warnings: AuditWarning[];
 }
@@ -55,7 +58,7 @@ const TORN = 'unreadable line skipped: the chain links over it (torn write from 
  * when nothing follows it or the next record links to the record before it (it hides no record);
  * any other bad line is the first broken link.
  */
-export function walkSegment(key: Uint8Array, w: ChainWalk, file: string, text: string): ChainWalk {
+export function walkSegment(key: Uint8Array | null, w: ChainWalk, file: string, text: string): ChainWalk {
   const lines = text.split('\n');
   if (text.endsWith('\n') || text === '') lines.pop();
   for (let i = 0; i < lines.length && !w.broken; i++) checkLine(key, w, file, i + 1, lines[i] ?? '');
@@ -63,9 +66,9 @@ export function walkSegment(key: Uint8Array, w: ChainWalk, file: string, text: s
 }
 
 /** End the walk: unreadable lines that nothing followed become warnings. */
-export function finishWalk(w: ChainWalk, segments: number): AuditVerifyResult {
+export function finishWalk(w: ChainWalk, segments: number, hmacChecked = true): AuditVerifyResult {
   if (!w.broken) flushPending(w);
-  const res: AuditVerifyResult = { ok: !w.broken, records: w.records, segments, lastSeq: w.seq, warnings: w.warnings };
+  const res: AuditVerifyResult = { ok: !w.broken, records: w.records, segments, lastSeq: w.seq, hmacChecked, warnings: w.warnings };
   if (w.broken) res.firstBroken = w.broken;
   return res;
 }
@@ -75,7 +78,7 @@ function flushPending(w: ChainWalk): void {
   w.pending = [];
 }
 
-function checkLine(key: Uint8Array, w: ChainWalk, file: string, line: number, text: string): void {
+function checkLine(key: Uint8Array | null, w: ChainWalk, file: string, line: number, text: string): void {
   const rec = parseRecord(text);
   if (rec === 'json') { w.pending.push({ file, line }); return; }
   const at = { file, line, seq: rec === 'shape' ? null : rec.seq };
@@ -90,7 +93,7 @@ function checkLine(key: Uint8Array, w: ChainWalk, file: string, line: number, te
   if (rec.seq !== w.seq + 1) return fail('seq gap', `expected seq ${w.seq + 1}, found ${rec.seq}`);
   if (rec.prev !== w.hmac) return fail('prev mismatch', `prev does not equal the hmac of seq ${w.seq}`);
   flushPending(w);
-  if (auditHmac(key, rec) !== rec.hmac) return fail('hmac mismatch', 'record content does not match its hmac');
+  if (key && auditHmac(key, rec) !== rec.hmac) return fail('hmac mismatch', 'record content does not match its hmac');
   w.seq = rec.seq;
   w.hmac = rec.hmac;
   w.records += 1;
@@ -106,19 +109,30 @@ function parseRecord(text: string): AuditRecord | 'json' | 'shape' {
   return ok ? (r as unknown as AuditRecord) : 'shape';
 }
 
-/** Verify every segment of `.sdd/audit/`; throws AuditKeyError when records exist but the key is unusable. */
-export async function verifyAudit(layout: SddLayout, opts: { key?: Uint8Array } = {}): Promise<AuditVerifyResult> {
-  const names = await listSegments(layout.auditDir);
+/** One segment to verify: its file name and text. */
+export interface AuditSegment {
+  name: string;
+  text: string;
+}
+
+/**
+ * Verify every segment of `.sdd/audit/` (or the `segments` given, e.g. read from refs/sdd/state).
+ * `key: null` checks the links only (a clone has no `.sdd/secrets/audit.key`); without `key` the key
+ * file is read, and an unusable one throws AuditKeyError when there are records.
+ */
+export async function verifyAudit(layout: SddLayout, opts: { key?: Uint8Array | null; segments?: AuditSegment[] } = {}): Promise<AuditVerifyResult> {
+  const names = opts.segments ? opts.segments.map((x) => x.name) : await listSegments(layout.auditDir);
   const w = startWalk();
   let key = opts.key;
-  for (const name of names) {
-    const text = await readFile(join(layout.auditDir, name), 'utf8');
+  for (const [i, name] of names.entries()) {
+    // One segment in memory at a time.
+    const text = opts.segments ? opts.segments[i]!.text : await readFile(join(layout.auditDir, name), 'utf8');
     if (text === '') continue;
-    key ??= await loadAuditKey(layout, { create: false });
+    if (key === undefined) key = await loadAuditKey(layout, { create: false });
     walkSegment(key, w, name, text);
     if (w.broken) break;
   }
-  return finishWalk(w, names.length);
+  return finishWalk(w, names.length, key !== null);
 }
 
 /** One line for people: `.sdd/audit/2026-01-02.jsonl line 7 (seq 42): hmac mismatch: …`. */

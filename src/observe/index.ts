@@ -3,5 +3,16 @@ export type { AuditChain, AuditEntry, AuditRecord, AuditTail, ChainMark } from '
 export { createAuditLog, type AuditDeps, type AuditLog } from './audit-log.ts';
 export { AuditKeyError, loadAuditKey } from './audit-key.ts';
 export { finishWalk, formatAuditBreak, startWalk, verifyAudit, walkSegment } from './audit-verify.ts';
-export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk } from './audit-verify.ts';
+export type { AuditBreak, AuditBreakReason, AuditSegment, AuditVerifyResult, AuditWarning, ChainWalk } from './audit-verify.ts';
 export { acquireAuditWriter, appendAuditFromCli, drainAuditInbox } from './audit-writer.ts';
+export { formatRewrite, segmentsAtTip, segmentVersions, SegmentHistory, verifyAuditHistory } from './audit-history.ts';
+export type { AuditHistoryResult, AuditRewrite } from './audit-history.ts';
+export { createBoardSource, tapProgress } from './board-source.ts';
+export type { BoardSource, BoardSourceDeps, Progress } from './board-source.ts';
+export { createObservability } from './setup.ts';
+export type { Observability, ObserveDeps } from './setup.ts';
+export { timeStateCommits } from './commit-timer.ts';
+export { BOARD_DIR } from './routes-board.ts';
+export { dashboardQueries, grafanaDashboard } from './grafana.ts';
+export { ChangeRing, BOARD_EVENTS } from './changes.ts';
+export type { BoardEvent, Change, Since } from './changes.ts';

@@ -8,7 +8,9 @@ import { systemClock, type Clock } from '../lib/clock.ts';
 import { HttpError, notFound } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Route } from '../lib/route.ts';
-import { createAllowlist } from './allowlist.ts';
+import { KeyedSlots } from '../lib/slots.ts';
+import { cidrSet, createAllowlist, loopbackExempt } from './allowlist.ts';
+import { limitConnections } from './connections.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { buildOpenApi, collectSchemas } from './openapi.ts';
 import { begin, checkAllowlist, fail, rateLimit, routeHandler, type PipelineDeps } from './pipeline.ts';
@@ -28,7 +30,7 @@ export interface CreateServerOptions {
   /** Component schemas that route schemas reference with Type.Ref (e.g. Task). */
   schemas?: TSchema[];
   clock?: Clock;
-  /** Loopback clients pass a non-empty allowlist without being listed (default true). */
+  /** Loopback clients pass a non-empty allowlist without being listed (default: server.exempt_loopback). */
   allowLoopback?: boolean;
 }
 
@@ -78,16 +80,23 @@ export function createServer(opts: CreateServerOptions): SvcServer {
   openapi = buildOpenApi(routes, { title: 'svc', version: opts.version, description: 'Git-native governance layer for AI coding agents' }, opts.schemas);
   const deps: PipelineDeps = {
     authenticator: opts.authenticator, log: opts.log, metrics: opts.metrics, bodyLimit: cfg.body_limit_bytes,
-    allowlist: createAllowlist(cfg.allowed_ips, { allowLoopback: opts.allowLoopback ?? true }),
+    allowlist: createAllowlist(cfg.allowed_ips, { allowLoopback: opts.allowLoopback ?? loopbackExempt(cfg) }),
     limiter: cfg.rate_limit.enabled ? createRateLimiter({ ratePerS: cfg.rate_limit.requests_per_s, burst: cfg.rate_limit.burst, clock }) : null,
-    exemptLoopback: cfg.rate_limit.exempt_loopback,
+    exemptLoopback: cfg.rate_limit.exempt_loopback ?? loopbackExempt(cfg),
+    trustProxy: cfg.trust_proxy.length ? cidrSet(cfg.trust_proxy, 'server.trust_proxy') : null,
+    heavySlots: new KeyedSlots(cfg.heavy_reads_per_client),
     refs: [...collectSchemas(routes, opts.schemas).values()],
   };
+  // Header and body deadlines of seconds, checked every second (Node's defaults: 60 s, 300 s, checked every 30 s).
+  const httpServer = http.createServer({
+    headersTimeout: cfg.headers_timeout_s * 1000, requestTimeout: cfg.request_timeout_s * 1000, connectionsCheckingInterval: 1000,
+  });
+  limitConnections(httpServer, { maxPerIp: cfg.max_connections_per_ip, exempt: deps.trustProxy });
   const app = polka({
-    server: http.createServer(),
+    server: httpServer,
     onError: (err, req, res) => fail(res, err, opts.log, `${req.method} ${req.path}`),
     onNoMatch: (req, res) => {
-      const { ip } = begin(req, res, opts.metrics, 'unmatched');
+      const { ip } = begin(req, res, opts.metrics, 'unmatched', deps.trustProxy);
       try {
         checkAllowlist(deps.allowlist, ip, req.path);
         rateLimit(deps, ip, undefined);

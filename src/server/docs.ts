@@ -15,20 +15,49 @@ const ASSETS: Record<string, string> = {
   'favicon-16x16.png': 'image/png',
 };
 
-/** Our replacement for swagger-ui-dist's initializer: it loads this server's /openapi.json. */
-export const INITIALIZER = `window.onload = function () {
-  window.ui = SwaggerUIBundle({
-    url: '/openapi.json',
-    dom_id: '#swagger-ui',
-    deepLinking: true,
-    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
-    layout: 'StandaloneLayout',
-  });
-};
+/**
+ * Our replacement for swagger-ui-dist's initializer: it loads this server's /openapi.json, and the token box above
+ * the UI keeps a bearer token in this browser (localStorage) that "Try it out" sends. The published description
+ * stays free of security schemes (INTERFACE.md Authentication 12); the header is added by a request interceptor.
+ */
+export const INITIALIZER = `(function () {
+  var KEY = 'svc.docs.token';
+  function read() { try { return localStorage.getItem(KEY) || ''; } catch (e) { return ''; } }
+  function write(v) { try { if (v) localStorage.setItem(KEY, v); else localStorage.removeItem(KEY); } catch (e) { /* storage off */ } }
+  function show() {
+    var saved = read();
+    document.getElementById('svc-token').value = '';
+    document.getElementById('svc-token-state').textContent = saved
+      ? 'token saved in this browser (…' + saved.slice(-4) + '); Try it out sends it'
+      : 'no token: calls other than health and docs answer 401';
+  }
+  window.onload = function () {
+    document.getElementById('svc-token-form').onsubmit = function (ev) {
+      ev.preventDefault();
+      var v = document.getElementById('svc-token').value.trim().replace(/^Bearer\\s+/i, '');
+      if (v) write(v);
+      show();
+    };
+    document.getElementById('svc-token-forget').onclick = function () { write(''); show(); };
+    show();
+    window.ui = SwaggerUIBundle({
+      url: '/openapi.json',
+      dom_id: '#swagger-ui',
+      deepLinking: true,
+      presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+      plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+      layout: 'StandaloneLayout',
+      requestInterceptor: function (req) {
+        var t = read();
+        if (t && !req.headers.Authorization && !req.headers.authorization) req.headers.Authorization = 'Bearer ' + t;
+        return req;
+      },
+    });
+  };
+})();
 `;
 
-/** The /docs page: absolute asset URLs, so it works with or without a trailing slash. */
+/** The /docs page: the token box, then Swagger UI; absolute asset URLs, so it works with or without a trailing slash. */
 export const DOCS_HTML = `<!DOCTYPE html>
 <html lang="en">
   <head>
@@ -37,8 +66,23 @@ export const DOCS_HTML = `<!DOCTYPE html>
     <link rel="stylesheet" type="text/css" href="/docs/swagger-ui.css" />
     <link rel="stylesheet" type="text/css" href="/docs/index.css" />
     <link rel="icon" type="image/png" href="/docs/favicon-32x32.png" sizes="32x32" />
+    <style>
+      #svc-token-form { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; max-width: 1460px; margin: 0 auto;
+        padding: 12px 20px; font-family: sans-serif; font-size: 14px; border-bottom: 1px solid #ddd; }
+      #svc-token-form label { font-weight: bold; }
+      #svc-token { flex: 1 1 320px; padding: 6px 8px; font-family: monospace; }
+      #svc-token-form button { padding: 6px 14px; cursor: pointer; }
+      #svc-token-state { color: #555; }
+    </style>
   </head>
   <body>
+    <form id="svc-token-form" autocomplete="off">
+      <label for="svc-token">svc token</label>
+      <input id="svc-token" name="svc-token" type="password" placeholder="paste a bearer token (e.g. .sdd/secrets/admin.token)" />
+      <button type="submit" id="svc-token-save">Save</button>
+      <button type="button" id="svc-token-forget">Forget</button>
+      <span id="svc-token-state"></span>
+    </form>
     <div id="swagger-ui"></div>
     <script src="/docs/swagger-ui-bundle.js" charset="UTF-8"></script>
     <script src="/docs/swagger-ui-standalone-preset.js" charset="UTF-8"></script>

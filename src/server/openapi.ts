@@ -83,7 +83,9 @@ function parameters(route: Route): Json[] {
 
 function requestBody(route: Route): Json | undefined {
   if (route.rawBody) {
-    return { required: true, description: 'Raw body, verified by its signature', content: { 'application/json': { schema: {} } } };
+    const content: Json = { 'application/json': { schema: route.body ? use(route.body) : {} } };
+    if (route.form) content['application/x-www-form-urlencoded'] = { schema: route.body ? use(route.body) : {} };
+    return { required: !route.bodyOptional, description: 'Raw body, verified by its signature before it is parsed', content };
   }
   if (!route.body) return undefined;
   const content: Json = { 'application/json': { schema: use(route.body) } };
@@ -117,6 +119,8 @@ export function buildOpenApi(routes: readonly Route[], info: { title: string; ve
     const body = requestBody(r);
     (paths[path] ??= {})[r.method.toLowerCase()] = {
       operationId: r.operationId, summary: r.summary, tags: r.tags,
+      // Who may call it (DECISIONS.md Access) and what a task-scoped agent token may do with it.
+      'x-svc-access': r.access, ...(r.taskScope ? { 'x-svc-task-scope': r.taskScope } : {}),
       ...(params.length ? { parameters: params } : {}), ...(body ? { requestBody: body } : {}), responses: responses(r),
     };
   }

@@ -3,10 +3,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
 import { accessDenied } from '../auth/roles.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
+import { sessionCookieOf } from '../auth/sso/cookie.ts';
 import { forbidden, HttpError, tooMany } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import { isReply, RAW, type Principal, type Route } from '../lib/route.ts';
-import { allowlistExempt, isLoopback, normalizeIp, type Allowlist } from './allowlist.ts';
+import type { KeyedSlots } from '../lib/slots.ts';
+import { allowlistExempt, clientAddress, isLoopback, type Allowlist } from './allowlist.ts';
 import { hasNoBody, mediaType, parseFormBody, parseJsonBody, readBody } from './body.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -19,7 +21,12 @@ export interface PipelineDeps {
   allowlist: Allowlist;
   /** null = rate limiting off. */
   limiter: RateLimiter | null;
+  /** Loopback clients skip the rate limit (rate_limit.exempt_loopback, else server.exempt_loopback). */
   exemptLoopback: boolean;
+  /** `server.trust_proxy`: peers whose X-Forwarded-For names the client; null = none. */
+  trustProxy: ((ip: string) => boolean) | null;
+  /** Slots of `heavy` routes per client (token, else address): the rest wait their turn. */
+  heavySlots: KeyedSlots;
   bodyLimit: number;
   log: Logger;
   metrics: HttpMetrics;
@@ -30,12 +37,12 @@ const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', role: 'viewer', 
 const HMAC: Principal = Object.freeze({ kind: 'hmac', role: 'viewer', tenant: null, actor: 'hmac' });
 const REQUEST_ID = /^[\w.:@/-]{1,128}$/;
 
-/** Per-request facts established before routing: id, client address, metrics on completion. */
-export function begin(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, routeLabel: string) {
+/** Per-request facts established before routing: id, client address (trusted proxies resolved), metrics on completion. */
+export function begin(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, routeLabel: string, trustProxy: PipelineDeps['trustProxy'] = null) {
   const given = req.headers['x-request-id'];
   const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('x-request-id', requestId);
-  const ip = normalizeIp(req.socket.remoteAddress ?? '');
+  const ip = clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], trustProxy);
   const stop = metrics.start();
   res.once('close', () => stop(req.method ?? 'GET', routeLabel, res.statusCode));
   return { requestId, ip };
@@ -46,11 +53,16 @@ export function checkAllowlist(allowlist: Allowlist, ip: string, path: string): 
   if (!allowlistExempt(path) && !allowlist.allows(ip)) throw forbidden(`IP ${ip} not in allowlist`);
 }
 
-/** Send the response for a thrown value; unknown errors are logged with the request id, never sent. */
+/**
+ * Send the response for a thrown value; unknown errors are logged with the request id, never sent.
+ * A request whose body was not read to its end gets `connection: close`: its remaining upload is
+ * dropped with the connection instead of being read and discarded (a refused 300 MB body costs nothing).
+ */
 export function fail(res: ServerResponse, err: unknown, log: Logger, where: string): void {
   const out = errorResponse(err);
   if (out.internal) log.error(`${where} failed`, err);
   if (res.headersSent) { res.end(); return; }
+  if (res.req && !res.req.complete) out.headers = { ...out.headers, connection: 'close' };
   sendJson(res, out);
 }
 
@@ -81,7 +93,7 @@ export function defaultStatus(route: Route): number {
 }
 
 /** A route compiled once at mount time. */
-interface Prepared {
+export interface Prepared {
   route: Route;
   params: (path: string) => Record<string, string>;
   paramsV?: Validator;
@@ -90,7 +102,8 @@ interface Prepared {
   status: number;
 }
 
-function prepare(route: Route, refs: TSchema[]): Prepared {
+/** Compile a route's matchers and validators once, at mount time. */
+export function prepare(route: Route, refs: TSchema[]): Prepared {
   return {
     route,
     params: paramMatcher(route.path),
@@ -102,30 +115,53 @@ function prepare(route: Route, refs: TSchema[]): Prepared {
 }
 
 // Who is calling: a failed authentication is kept, not thrown, so the rate limit still counts it by IP.
+// A public route is anonymous unless a valid token comes with it (then e.g. /health shows its details); a bad token is ignored there.
 async function identify(route: Route, req: IncomingMessage, auth: Authenticator): Promise<{ principal?: Principal; error?: unknown }> {
-  if (route.access === 'public') return { principal: auth.disabled ? await auth.resolve(undefined) : ANONYMOUS };
+  if (route.access === 'public') {
+    if (auth.disabled) return { principal: await auth.resolve(undefined) };
+    if (!req.headers.authorization) return { principal: ANONYMOUS };
+    return { principal: await auth.resolve(req.headers.authorization).catch(() => ANONYMOUS) };
+  }
   if (route.access === 'hmac') return { principal: HMAC };
   try {
-    return { principal: await auth.resolve(req.headers.authorization) };
+    return { principal: await auth.resolve(req.headers.authorization, sessionCookieOf(req)) };
   } catch (error) {
     return { error };
   }
 }
 
+/** Who a client is for limits: its token, else its address. */
+function clientKey(principal: Principal | undefined, ip: string): string {
+  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file' || principal.kind === 'session');
+  return byToken ? `actor:${principal.actor}` : `ip:${ip}`;
+}
+
 /** 429 when the client (token actor, else IP) is over its rate; loopback may be exempt. */
 export function rateLimit(deps: PipelineDeps, ip: string, principal: Principal | undefined): void {
   if (!deps.limiter || (deps.exemptLoopback && isLoopback(ip))) return;
-  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file');
-  const wait = deps.limiter.check(byToken ? `actor:${principal.actor}` : `ip:${ip}`);
+  const wait = deps.limiter.check(clientKey(principal, ip));
   if (wait !== null) throw tooMany('Rate limit exceeded', wait);
 }
 
 const UNSUPPORTED = new HttpError(415, 'Content-Type must be application/json');
 
-// Body by the route's declaration: raw Buffer, JSON (or form) validated against `body`, or nothing.
-async function readRequestBody(p: Prepared, req: IncomingMessage, limit: number): Promise<unknown> {
+// Body by the route's declaration: raw bytes (verified, then parsed when `body` is declared), JSON (or
+// form) validated against `body`, or nothing.
+export async function readRequestBody(p: Prepared, req: IncomingMessage, limit: number, params: Record<string, string> = {}): Promise<{ body: unknown; raw?: Buffer }> {
   const { route, bodyV } = p;
-  if (route.rawBody) return readBody(req, limit);
+  if (route.rawBody) {
+    const raw = await readBody(req, limit);
+    await route.verify?.({ req, raw, params });
+    if (!bodyV) return { body: raw, raw };
+    if (raw.length === 0 && route.bodyOptional) return { body: undefined, raw };
+    const form = route.form === true && mediaType(req) === 'application/x-www-form-urlencoded';
+    return { body: form ? bodyV.parse(parseFormBody(raw), 'body', true) : bodyV.parse(parseJsonBody(raw), 'body'), raw };
+  }
+  return { body: await parsedBody(p, req, limit) };
+}
+
+async function parsedBody(p: Prepared, req: IncomingMessage, limit: number): Promise<unknown> {
+  const { route, bodyV } = p;
   if (!bodyV) return undefined;
   if (hasNoBody(req)) {
     if (!route.bodyOptional) throw new ValidationFailed([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
@@ -144,7 +180,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
   const p = prepare(route, deps.refs);
   return async (req: IncomingMessage & { path?: string; query?: Record<string, string | string[]> }, res: ServerResponse) => {
     const path = req.path ?? '/';
-    const { requestId, ip } = begin(req, res, deps.metrics, route.path);
+    const { requestId, ip } = begin(req, res, deps.metrics, route.path, deps.trustProxy);
     try {
       checkAllowlist(deps.allowlist, ip, path);
       const who = await identify(route, req, deps.authenticator);
@@ -152,13 +188,20 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       if (!who.principal) throw who.error;
       const principal = who.principal;
       const rawParams = p.params(path);
-      const denied = accessDenied(principal, route.access, rawParams);
+      const denied = accessDenied(principal, route.access, rawParams, route.taskScope);
       if (denied) throw denied;
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
       const rawQuery = req.query ?? {};
       const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, rawQuery), 'query', true) : rawQuery;
-      const body = await readRequestBody(p, req, deps.bodyLimit);
-      const result = await route.handler({ req, res, params, query, body, principal, requestId, ip });
+      const { body, raw } = await readRequestBody(p, req, deps.bodyLimit, rawParams);
+      // A client's large reads run a few at a time, so one client cannot keep the event loop to itself.
+      if (route.heavy) {
+        const free = await deps.heavySlots.acquire(clientKey(principal, ip));
+        // A client that left while waiting for its turn frees the slot at once.
+        if (res.destroyed || res.closed) { free(); return; }
+        res.once('close', free);
+      }
+      const result = await route.handler({ req, res, params, query, body, principal, requestId, ip, ...(raw ? { raw } : {}) });
       answer(res, result, p.status);
     } catch (err) {
       fail(res, err, deps.log, `[${requestId}] ${req.method} ${path}`);
@@ -167,7 +210,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
 }
 
 // Turn a handler's return value into the response (RAW or an already-started response: leave it).
-function answer(res: ServerResponse, result: unknown, status: number): void {
+export function answer(res: ServerResponse, result: unknown, status: number): void {
   if (result === RAW) return;
   if (isReply(result)) {
     const out: Outgoing = { status: result.status ?? status, body: result.body };

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import type { Clock } from '../lib/clock.ts';
-import { defineRoute, RAW, reply, type Route } from '../lib/route.ts';
+import { forbidden } from '../lib/http-error.ts';
+import { defineRoute, RAW, reply, type Principal, type Route } from '../lib/route.ts';
 import { docsRoutes } from './docs.ts';
 import type { HttpMetrics } from './metrics.ts';
 
@@ -9,7 +10,7 @@ import type { HttpMetrics } from './metrics.ts';
 export interface ServerHooks {
   /** True once draining started (POST /drain, SIGTERM): readiness answers 503. */
   isDraining(): boolean;
-  /** Extra members of GET /health (agents running, pending commits, …). */
+  /** Extra members of GET /health (agents running, pending commits, …), shown to unbound admin and operator tokens only. */
   health(): Record<string, unknown>;
 }
 
@@ -54,6 +55,11 @@ export function agentCard(version: string, req: IncomingMessage): Record<string,
   };
 }
 
+/** Totals across tenants are for admin and operator tokens bound to no tenant (and for a server without authentication). */
+export function seesTotals(p: Principal): boolean {
+  return p.tenant === null && (p.role === 'admin' || p.role === 'operator') && p.kind !== 'anonymous';
+}
+
 const get = (path: string, operationId: string, summary: string, access: Route['access'], responses: Route['responses'], handler: Route['handler']) =>
   defineRoute({ method: 'GET', path, operationId, summary, tags: ['system'], access, responses, handler });
 
@@ -67,9 +73,9 @@ export function systemRoutes(deps: SystemDeps): Route[] {
   return [
     get('/', 'root', 'Service name, version and where the docs are', 'read', { 200: { description: 'Service info', schema: RootInfo } },
       () => ({ name: 'svc', version: deps.version, docs: '/docs', openapi: '/openapi.json' })),
-    get('/health', 'health', 'Health summary', 'public', { 200: { description: 'Health', schema: Health } },
-      () => ({ status: draining() ? 'draining' : 'ok', version: deps.version,
-        uptime_s: Math.round((deps.clock.now() - started) / 100) / 10, ...(deps.hooks?.health() ?? {}) })),
+    get('/health', 'health', 'Health summary (details such as task totals for admin and operator tokens)', 'public', { 200: { description: 'Health', schema: Health } },
+      ({ principal }) => ({ status: draining() ? 'draining' : 'ok', version: deps.version,
+        uptime_s: Math.round((deps.clock.now() - started) / 100) / 10, ...(seesTotals(principal) ? deps.hooks?.health() ?? {} : {}) })),
     get('/health/ready', 'health_ready', 'Readiness (503 while draining)', 'public', readyDocs, ready),
     get('/ready', 'ready', 'Readiness (503 while draining)', 'public', readyDocs, ready),
     get('/health/live', 'health_live', 'Liveness', 'public', alive, () => ({ status: 'alive' })),
@@ -78,9 +84,10 @@ export function systemRoutes(deps: SystemDeps): Route[] {
       ({ req }) => agentCard(deps.version, req)),
     get('/openapi.json', 'openapi', 'This OpenAPI 3.1 document', 'public',
       { 200: { description: 'OpenAPI document', schema: Type.Object({}, { additionalProperties: true }) } }, () => deps.openapi()),
-    get('/metrics', 'metrics', 'Prometheus metrics (text exposition format)', 'read',
-      { 200: { description: 'Metrics', contentType: 'text/plain; version=0.0.4', schema: Str } },
-      async ({ res }) => {
+    get('/metrics', 'metrics', 'Prometheus metrics of every tenant (text exposition format; unbound admin or operator tokens)', 'operate',
+      { 200: { description: 'Metrics', contentType: 'text/plain; version=0.0.4', schema: Str }, 403: { description: 'Not an unbound admin or operator token', schema: Type.Object({ detail: Str }) } },
+      async ({ res, principal }) => {
+        if (!seesTotals(principal)) throw forbidden('metrics cover every tenant: an admin or operator token not bound to a tenant is required');
         const text = await deps.metrics.registry.metrics();
         res.writeHead(200, { 'content-type': deps.metrics.registry.contentType }).end(text);
         return RAW;

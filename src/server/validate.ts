@@ -43,11 +43,20 @@ export function toIssues(errors: Iterable<ValueError>, where: Where): Validation
     const parts = e.path.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     const loc = [where, ...parts.map((s) => (/^\d+$/.test(s) ? Number(s) : s))];
     const key = loc.join('\u0000');
-    const type = TYPE[e.type] ?? 'value_error';
+    const options = literalOptions(e.schema);
+    const type = options ? 'literal_error' : TYPE[e.type] ?? 'value_error';
     if (byLoc.has(key) && type !== 'missing') continue;
-    byLoc.set(key, { loc, msg: e.message, type, ...(type === 'missing' ? {} : { input: e.value }) });
+    const msg = options && type !== 'missing' ? `${String(loc[loc.length - 1])} must be one of ${options.join(', ')}` : e.message;
+    byLoc.set(key, { loc, msg, type, ...(type === 'missing' ? {} : { input: e.value }) });
   }
   return [...byLoc.values()];
+}
+
+// The allowed values of an enum (a union of string literals), listed in a 422 so the caller can fix the request.
+function literalOptions(schema: TSchema): string[] | undefined {
+  const s = schema as { anyOf?: { const?: unknown }[]; const?: unknown };
+  if (!s.anyOf?.length || !s.anyOf.every((x) => typeof x.const === 'string')) return undefined;
+  return s.anyOf.map((x) => x.const as string);
 }
 
 /** A compiled schema that fills defaults, checks, and throws ValidationFailed with located issues. */

@@ -1,11 +1,11 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Git } from './git-cli.ts';
-import { isCommitted, relToSdd, type SddLayout } from './layout.ts';
+import { isCommitted, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { recoverMessage } from './message.ts';
 import { diffState, listCommitted, scanSdd } from './recover.ts';
 import { createStateWriter, type Batch } from './state-writer.ts';
-import type { CommitResult, StateCommitter } from './types.ts';
+import type { CommitResult, Note, RecoverOptions, RecoverResult, StartReport, StateCommitter } from './types.ts';
 
 export interface CommitterOptions {
   layout: SddLayout;
@@ -16,6 +16,8 @@ export interface CommitterOptions {
   intervalMs: number;
   /** Run `git gc --auto` in the background every N commits; 0 = never. */
   gcEveryCommits: number;
+  /** Told after every commit that moved the ref (the /state.git mirror follows it). */
+  onCommit?(result: CommitResult): void;
 }
 
 // Notes kept for one message; later ones are dropped (a long-stuck disk must not grow memory).
@@ -31,7 +33,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   let dirty = new Set<string>();
   // The new content of dirty paths whose writer told it (the file may still be being written behind).
   let texts = new Map<string, string | null>();
-  let notes: string[] = [];
+  let notes: Note[] = [];
   let chain: Promise<unknown> = Promise.resolve();
   let queued: Promise<CommitResult | null> | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -48,7 +50,10 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
 
   const runBatch = async (batch: Batch): Promise<CommitResult | null> => {
     const result = await writer.commit(batch);
-    if (result) commits++;
+    if (result) {
+      commits++;
+      opts.onCommit?.(result);
+    }
     // In the commit queue: the in-memory tree must not read a pack that repack is deleting.
     if (result && commits % REPACK_EVERY_COMMITS === 0) void enqueue(() => repack(git, log).finally(() => writer.resetCache()));
     if (result && gcEveryCommits > 0 && commits % gcEveryCommits === 0 && !gc) {
@@ -102,19 +107,29 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
     timer.unref();
   };
 
-  const recover = () =>
-    enqueue(async () => {
+  // Commit what differs between the files and the ref. A path the ref holds and the disk lacks is
+  // deleted only when a journaled delete removed it (`deletions`); any other is kept (restore.ts
+  // writes those back before this runs), so a start never drops tasks from the ref.
+  const recover = (o: RecoverOptions = {}) =>
+    enqueue(async (): Promise<RecoverResult> => {
       const head = await writer.reload();
       const [disk, ref] = await Promise.all([scanSdd(layout), head ? listCommitted(git, head) : new Map<string, string>()]);
       const { changed, deleted } = diffState(disk, ref);
-      if (!changed.size && !deleted.length) return null;
+      const deletions = deleted.filter((p) => o.deletions?.has(p));
+      if (deleted.length > deletions.length) log.warn(`${deleted.length - deletions.length} path(s) of ${STATE_REF} are missing on disk; kept in the ref (a restart restores them)`);
+      const restored = o.restored ?? { paths: [], tasks: 0, diskHadNoTasks: false };
+      const report: StartReport = {
+        first: !head && changed.size > 0, committed: [...changed.keys()].sort(), deleted: deletions,
+        restoredTasks: restored.tasks, restoredOther: restored.paths.length - restored.tasks, fetched: restored.diskHadNoTasks && restored.tasks > 0,
+      };
+      if (!changed.size && !deletions.length) return { commit: null, report };
       // One git process writes all changed blobs: at first start that may be every file.
       const known = new Map<string, string | null>(await writer.writeBlobs([...changed.keys()]));
-      for (const p of deleted) known.set(p, null);
+      for (const p of deletions) known.set(p, null);
       const paths = [...known.keys()].sort();
-      const result = await runBatch({ paths, notes: [], known, message: recoverMessage(paths) });
-      if (result) log.debug(result.message);
-      return result;
+      const commit = await runBatch({ paths, notes: [], known, message: recoverMessage(report) });
+      if (commit) log.debug(commit.message);
+      return { commit, report };
     });
 
   return {

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { KeyedMutex } from '../lib/mutex.ts';
+import { join } from 'node:path';
+import { DRIVER_KEYS, driverOverrides, hardenedArgs, pinnedWorktreeEnv, touchesContent, UNSAFE_GIT_ENV, worktreeTop } from './git-harden.ts';
 
 export interface GitResult {
   stdout: string;
@@ -42,25 +44,54 @@ export interface Git {
 // Never let a user's config make our plumbing interactive, signed, or auto-gc'd mid-request.
 const BASE_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' };
 
-/** A Git for the repository at `root`. */
-export function createGit(root: string): Git {
+/** The server's environment without variables that would redirect git or make it run a program. */
+export function gitBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !UNSAFE_GIT_ENV.includes(k)) out[k] = v;
+  return { ...out, ...BASE_ENV };
+}
+
+/**
+ * A Git for the repository at `root`. Every invocation is hardened (`git-harden.ts`); commands run in
+ * an agent worktree under `<root>/.sdd/worktrees/` are pinned to its admin folder in the common dir.
+ */
+export function createGit(root: string, opts: { worktreesDir?: string } = {}): Git {
+  const worktreesDir = opts.worktreesDir ?? join(root, '.sdd', 'worktrees');
+  const baseEnv = gitBaseEnv();
   const queue = new KeyedMutex();
-  const exec = (args: string[], opts: GitRunOptions = {}) =>
-    new Promise<GitResult>((resolve, reject) => {
-      const child = execFile(
-        'git',
-        ['-c', 'commit.gpgsign=false', '-c', 'gc.auto=0', '-c', 'core.hooksPath=/dev/null', ...args],
-        { cwd: opts.cwd ?? root, env: { ...process.env, ...BASE_ENV, ...opts.env }, maxBuffer: 256 * 1024 * 1024, timeout: opts.timeoutMs ?? 120_000, encoding: 'utf8' },
+  let common: string | null = null;
+  const spawnGit = (args: string[], o: GitRunOptions, env: Record<string, string>) =>
+    new Promise<GitResult>((resolve) => {
+      const child = execFile('git', args, { cwd: o.cwd ?? root, env, maxBuffer: 256 * 1024 * 1024, timeout: o.timeoutMs ?? 120_000, encoding: 'utf8' },
         (err, stdout, stderr) => {
           const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? ((err as unknown as { code: number }).code) : 1) : 0;
-          const result = { stdout, stderr, code };
-          if (code !== 0 && !opts.allowFail) reject(new GitError(args, result));
-          else resolve(result);
-        },
-      );
-      if (opts.input !== undefined) child.stdin?.end(opts.input);
+          resolve({ stdout, stderr, code });
+        });
+      if (o.input !== undefined) child.stdin?.end(o.input);
       else child.stdin?.end();
     });
+  const commonDir = async (): Promise<string> => {
+    if (common) return common;
+    const r = await spawnGit([...hardenedArgs(root), 'rev-parse', '--path-format=absolute', '--git-common-dir'], {}, baseEnv);
+    if (r.code !== 0) throw new GitError(['rev-parse', '--git-common-dir'], r);
+    return (common = r.stdout.trim());
+  };
+  const exec = async (args: string[], o: GitRunOptions = {}): Promise<GitResult> => {
+    const cwd = o.cwd ?? root;
+    const top = worktreeTop(worktreesDir, cwd);
+    const pinned = top ? pinnedWorktreeEnv(await commonDir(), top) : null;
+    if (top && !pinned) throw new GitError(args, { stdout: '', stderr: `${top} is not a registered worktree of ${root}`, code: 128 });
+    const env = { ...baseEnv, ...pinned, ...o.env };
+    const hard = hardenedArgs(root, cwd);
+    let drivers: string[] = [];
+    if (touchesContent(args)) {
+      const listing = await spawnGit([...hard, 'config', '--show-scope', '--get-regexp', DRIVER_KEYS], { cwd }, env);
+      drivers = driverOverrides(listing.stdout);
+    }
+    const result = await spawnGit([...hard, ...drivers, ...args], o, env);
+    if (result.code !== 0 && !o.allowFail) throw new GitError(args, result);
+    return result;
+  };
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => queue.run('mutations', fn);
-  return { root, run: exec, mutate: (args, opts) => exclusive(() => exec(args, opts)), exclusive };
+  return { root, run: exec, mutate: (args, o) => exclusive(() => exec(args, o)), exclusive };
 }

@@ -17,6 +17,8 @@ export interface ObjectStore {
   readTree(oid: string): Promise<TreeEntry[]>;
   /** Tree oid of a commit. */
   commitTree(oid: string): Promise<string>;
+  /** The bytes of a blob. */
+  readBlob(oid: string): Promise<Uint8Array>;
   /** Forget cached pack indexes (after gc replaced the packs). */
   resetCache(): void;
 }
@@ -43,6 +45,9 @@ export function createObjectStore(gitdir: string): ObjectStore {
     },
     async commitTree(oid) {
       return (await igit.readCommit({ ...base, cache, oid })).commit.tree;
+    },
+    async readBlob(oid) {
+      return (await igit.readBlob({ ...base, cache, oid })).blob;
     },
     resetCache: () => {
       cache = {};

@@ -11,13 +11,15 @@ import { appendLog } from './append-log.ts';
 import type { Faults } from './disk.ts';
 import { encodeLine } from './journal-plan.ts';
 import { relToSdd, type SddLayout } from './layout.ts';
-import type { AuditEntry, AuditSealer } from './types.ts';
+import type { AuditEntry, AuditSealer, Note } from './types.ts';
 
 /** One operation to journal: absolute paths; `audits` are signed into appends when its batch is formed. */
 export interface JournalOp {
   writes: [abs: string, text: string | null][];
-  appends: [abs: string, line: string, note?: string][];
+  appends: [abs: string, line: string, note?: Note][];
   audits: AuditEntry[];
+  /** Called as the operation is delivered (durable), before a checkpoint can see it. */
+  delivered?: () => void;
 }
 
 export interface Journal {
@@ -55,7 +57,11 @@ export const syncfs = async (dir: string) => { await run('sync', ['-f', dir]); }
 /** Paths of the journal files under `.sdd/runtime`. */
 export function journalPaths(layout: SddLayout) {
   const dir = layout.runtime;
-  return { dir, current: join(dir, 'journal.jsonl'), rotated: (n: number) => join(dir, `journal.${String(n).padStart(10, '0')}.jsonl`) };
+  return {
+    dir, current: join(dir, 'journal.jsonl'), rotated: (n: number) => join(dir, `journal.${String(n).padStart(10, '0')}.jsonl`),
+    /** Journaled deletes of replayed journals, kept until committed (dropJournalDeletes). */
+    deletes: join(dir, 'journal-deletes.json'),
+  };
 }
 
 /** Rotated journal file names, oldest first. */

@@ -40,3 +40,32 @@ export async function readTail(abs: string, bytes: number): Promise<{ text: stri
     await fh.close();
   }
 }
+
+/**
+ * Visit the whole records of a JSONL file newest first, reading backwards in chunks from `end` (default:
+ * its size), until `visit` returns false or the file's start; nothing when the file does not exist.
+ */
+export async function scanJsonlBackwards<T>(abs: string, visit: (rec: T) => boolean, o: { end?: number; chunkBytes?: number } = {}): Promise<void> {
+  const fh = await open(abs, 'r').catch((err: unknown) => { if (isMissing(err)) return undefined; throw err; });
+  if (!fh) return;
+  const chunkBytes = o.chunkBytes ?? 64 * 1024;
+  try {
+    let pos = o.end ?? (await fh.stat()).size;
+    let rest = Buffer.alloc(0);
+    while (pos > 0) {
+      const len = Math.min(chunkBytes, pos);
+      pos -= len;
+      const chunk = Buffer.alloc(len);
+      await fh.read(chunk, 0, len, pos);
+      const buf = Buffer.concat([chunk, rest]);
+      // Bytes before the first newline may belong to an earlier line: keep them for the next round.
+      const cut = pos > 0 ? buf.indexOf(0x0a) : -1;
+      rest = cut >= 0 ? buf.subarray(0, cut) : pos > 0 ? buf : Buffer.alloc(0);
+      if (cut < 0 && pos > 0) continue;
+      const lines = parseJsonl<T>(buf.subarray(cut + 1).toString('utf8'));
+      for (let i = lines.length - 1; i >= 0; i--) if (!visit(lines[i]!)) return;
+    }
+  } finally {
+    await fh.close();
+  }
+}

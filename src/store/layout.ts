@@ -1,8 +1,11 @@
 import { join } from 'node:path';
 import { ID_PATTERN } from './ids.ts';
 
+/** The ref that holds the history of `.sdd`. */
+export const STATE_REF = 'refs/sdd/state';
+
 /** Folders under `.sdd` that are never committed to refs/sdd/state. */
-export const UNCOMMITTED_DIRS = ['runtime', 'secrets', 'worktrees'] as const;
+export const UNCOMMITTED_DIRS = ['runtime', 'secrets', 'worktrees', 'site'] as const;
 
 /** Every path of the `.sdd` tree, in one place. `root` is the repository work tree. */
 export function sddLayout(root: string) {
@@ -20,6 +23,8 @@ export function sddLayout(root: string) {
     auditDir: join(sdd, 'audit'),
     metricsRuns: join(sdd, 'metrics', 'runs.jsonl'),
     clusterDir: join(sdd, 'cluster'),
+    euAiActDir: join(sdd, 'eu_ai_act'),
+    complianceDir: join(sdd, 'compliance'),
     runtime,
     serverLock: join(runtime, 'server.lock'),
     serverInfo: join(runtime, 'server.json'),
@@ -27,11 +32,20 @@ export function sddLayout(root: string) {
     logsDir: join(runtime, 'logs'),
     signalsDir: join(runtime, 'signals'),
     mergesDir: join(runtime, 'merges'),
+    trackerLedger: join(runtime, 'tracker_webhook_ledger.jsonl'),
+    chatLedger: join(runtime, 'chat_webhook_ledger.jsonl'),
+    pollWatermarks: join(runtime, 'poll_watermarks.jsonl'),
     secrets: join(sdd, 'secrets'),
     tokens: join(sdd, 'secrets', 'tokens.json'),
     adminToken: join(sdd, 'secrets', 'admin.token'),
     auditKey: join(sdd, 'secrets', 'audit.key'),
+    sessionKey: join(sdd, 'secrets', 'session.key'),
+    ssoUsers: join(sdd, 'secrets', 'sso-users.json'),
+    ssoSessions: join(sdd, 'secrets', 'sso-sessions.json'),
+    groupMappings: join(sdd, 'auth', 'group-mappings.json'),
     worktrees: join(sdd, 'worktrees'),
+    /** `svc site` data (subscribers, summary cache) unless --data-dir says otherwise; never committed. */
+    site: join(sdd, 'site'),
     task: (id: string) => join(sdd, shardedRel('tasks', id, '.json')),
     progress: (id: string) => join(sdd, shardedRel('progress', id, '.jsonl')),
     gates: (id: string) => join(sdd, shardedRel('gates', id, '.json')),
@@ -39,6 +53,7 @@ export function sddLayout(root: string) {
     log: (sid: string) => join(runtime, 'logs', `${checked(sid)}.log`),
     kill: (sid: string) => join(runtime, 'signals', `${checked(sid)}.kill`),
     worktree: (sid: string) => join(sdd, 'worktrees', checked(sid)),
+    euAiAct: (id: string) => join(sdd, 'eu_ai_act', `${checked(id)}.json`),
   };
 }
 export type SddLayout = ReturnType<typeof sddLayout>;

@@ -7,12 +7,13 @@ import { systemTimers, type Timers } from '../lib/timers.ts';
 import { storageError, type Faults } from './disk.ts';
 import { createLineFiles } from './line-files.ts';
 import { createPublishThread } from './publish-thread.ts';
+import type { Note } from './types.ts';
 
 export interface Publisher {
   /** `abs` must become `text` (null: deleted); its journal line is on disk already. */
   put(abs: string, text: string | null): void;
   /** `line` (no newline) must be appended to `abs`, after the lines put before it. */
-  append(abs: string, line: string, note?: string): void;
+  append(abs: string, line: string, note?: Note): void;
   /** The text waiting for `abs` (null: a delete), or undefined when its file is up to date. */
   peek(abs: string): string | null | undefined;
   /** Lines of `abs` still waiting, oldest first. Read with the file in the same turn: a line is in one or the other. */
@@ -34,7 +35,7 @@ export interface PublisherOptions {
   faults?: Faults;
   timers?: Timers;
   /** Called after lines reached `abs` (mark it for the state commit), once per line with its note. */
-  appended?(abs: string, note: string | undefined): void;
+  appended?(abs: string, note: Note | undefined): void;
   /** Backlog at which `room()` starts to wait (default 20,000). */
   highWater?: number;
   /** A text waits this long (default 50 ms), so a record written again soon after costs one file write. */
@@ -42,7 +43,7 @@ export interface PublisherOptions {
 }
 
 type Text = { text: string | null; seq: number; at: number };
-type Line = { line: string; note?: string; seq: number };
+type Line = { line: string; note?: Note; seq: number };
 type Waiter = { seq: number; resolve(): void; reject(err: unknown): void };
 
 export function createPublisher(o: PublisherOptions): Publisher {

@@ -4,13 +4,11 @@ import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Git } from './git-cli.ts';
 import { blobId, commonGitDir, createObjectStore, type ObjectStore } from './git-objects.ts';
-import type { SddLayout } from './layout.ts';
+import { STATE_REF, type SddLayout } from './layout.ts';
 import { commitMessage } from './message.ts';
 import { MemTree } from './tree.ts';
-import type { CommitResult } from './types.ts';
+import type { CommitResult, Note } from './types.ts';
 
-/** The ref every state commit moves. */
-export const STATE_REF = 'refs/sdd/state';
 const ZERO = '0'.repeat(40);
 
 /**
@@ -19,7 +17,7 @@ const ZERO = '0'.repeat(40);
  */
 export interface Batch {
   paths: string[];
-  notes: string[];
+  notes: Note[];
   known?: ReadonlyMap<string, string | null>;
   texts?: ReadonlyMap<string, string | null>;
   message?: string;

@@ -38,27 +38,46 @@ export class StorageUnavailable extends Error {
 }
 
 /**
+ * One change as the state commit message names it: `claim "Fix login" (01jc…) by backend-3f2a`, the
+ * actor going into a `Svc-Actor:` trailer. Only `action` is required.
+ */
+export interface ChangeNote {
+  action: string;
+  id?: string;
+  title?: string;
+  /** Who made the change (the principal's actor). */
+  actor?: string;
+  /** A few words after the id, e.g. "by backend-3f2a". */
+  detail?: string;
+}
+
+/** A note for the state commit message: a ChangeNote, or a few words ("gates 01jc… passed"). */
+export type Note = string | ChangeNote;
+
+/**
  * What a write brings along, made durable with it: its audit entry (signed into the chain in write
  * order) and JSON lines appended to other files (archive record, progress lines). On a server's own
  * tree all of it is one journal line; files follow behind the acknowledgement.
  */
 export interface Effects {
-  audit?: AuditEntry;
-  appends?: readonly { abs: string; value: unknown }[];
+  /** Its audit entry, or several in order (a complete from open records its implicit claim first). */
+  audit?: AuditEntry | readonly AuditEntry[];
+  /** `note`: the line's own words for the commit message (a first progress report starts its task: start, then progress). */
+  appends?: readonly { abs: string; value: unknown; note?: Note }[];
   /** Files deleted with the write (a queued CLI audit record once it is in the chain). */
   removes?: readonly string[];
 }
 
 export interface WriteOptions {
-  /** A few words for the state commit message, e.g. "claim 01jc… by backend-3f2a". */
-  note?: string;
+  /** What the change was, for the state commit message. */
+  note?: Note;
   effects?: Effects;
 }
 
 export interface UpdateOptions<T> {
   /** Fail with VersionConflict unless the stored version equals this. */
   expectedVersion?: number;
-  note?: string;
+  note?: Note;
   /** The effects of the change, from the new record. */
   effects?: (next: T) => Effects;
 }
@@ -73,8 +92,10 @@ export interface RecordStore {
   readFolder(dir: string): Promise<[name: string, text: string][]>;
   /** Every whole line of a JSONL file, lines still being written behind included; [] when absent. */
   readJsonl<T>(abs: string): Promise<T[]>;
+  /** The records of a JSONL file newest first (lines still being written behind included) until `visit` returns false. */
+  scanJsonl<T>(abs: string, visit: (rec: T) => boolean): Promise<void>;
   /** Exclusive create: RecordExists (nothing written) when the file exists. `o`: a commit note, or note and effects. */
-  create<T extends Versioned>(abs: string, value: T, o?: string | WriteOptions): Promise<T>;
+  create<T extends Versioned>(abs: string, value: T, o?: Note | WriteOptions): Promise<T>;
   /** Create every file or none (RecordExists, nothing written, when one exists). */
   createAll<T extends Versioned>(items: readonly ({ abs: string; value: T } & WriteOptions)[]): Promise<void>;
   /**
@@ -83,13 +104,13 @@ export interface RecordStore {
    */
   update<T extends Versioned>(abs: string, mutate: (current: T) => T, o?: UpdateOptions<T>): Promise<T>;
   /** Atomic replace of a whole file (no version check). */
-  writeJson(abs: string, value: unknown, note?: string): Promise<void>;
+  writeJson(abs: string, value: unknown, note?: Note): Promise<void>;
   /** Append one JSON line. */
-  appendJsonl(abs: string, value: unknown, note?: string): Promise<void>;
+  appendJsonl(abs: string, value: unknown, note?: Note): Promise<void>;
   /** Effects without a record write (progress lines, a CLI's audit record), durable together. */
-  emit(effects: Effects, note?: string): Promise<void>;
+  emit(effects: Effects, note?: Note): Promise<void>;
   /** Delete a file (no error if absent). */
-  remove(abs: string, note?: string): Promise<void>;
+  remove(abs: string, note?: Note): Promise<void>;
 }
 
 /** A RecordStore that owns open handles and background work. */
@@ -131,17 +152,48 @@ export interface CommitResult {
   paths: number;
 }
 
+/** What a start did to the ref (recover) and to the disk (restore). */
+export interface StartReport {
+  /** No refs/sdd/state before this start: the files became its first commit. */
+  first: boolean;
+  /** Paths (relative to `.sdd`) committed because the file differed from the ref. */
+  committed: readonly string[];
+  /** Paths a journaled delete removed, committed as deletions. */
+  deleted: readonly string[];
+  /** Files written back from the ref: task files and the rest. */
+  restoredTasks: number;
+  restoredOther: number;
+  /** The disk had no task file at all before the restore (a clone with a fetched ref). */
+  fetched: boolean;
+}
+
+export interface RecoverOptions {
+  /** Paths (relative to `.sdd`) a journaled delete removed: committed as deletions. */
+  deletions?: ReadonlySet<string>;
+  /** What the restore before it wrote back, for the report. */
+  restored?: { paths: readonly string[]; tasks: number; diskHadNoTasks: boolean };
+}
+
+export interface RecoverResult {
+  commit: CommitResult | null;
+  /** What the start did, for its log line (message.ts startMessage). */
+  report: StartReport;
+}
+
 /** Turns dirty files under `.sdd` into commits on refs/sdd/state. */
 export interface StateCommitter {
   /**
    * Mark a path (absolute, under `.sdd`) changed, with an optional note for the message. `text` is its
    * new content (null: deleted) when the caller knows it; without it the commit reads the file.
    */
-  touch(abs: string, note?: string, text?: string | null): void;
+  touch(abs: string, note?: Note, text?: string | null): void;
   /** Commit everything dirty now (no-op when clean). Serialised: concurrent calls share one commit. */
   flush(): Promise<CommitResult | null>;
-  /** Commit any difference between the files and the ref as one `recover: …` commit. */
-  recover(): Promise<CommitResult | null>;
+  /**
+   * Commit any difference between the files and the ref as one `recover: …` commit (the first commit
+   * of the board when there is no ref); never deletes a path that `deletions` does not name.
+   */
+  recover(opts?: RecoverOptions): Promise<RecoverResult>;
   /** Start the group-commit timer (every commit_interval_ms while dirty). */
   start(): void;
   /** Stop the timer and make the final commit. */

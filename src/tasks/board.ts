@@ -1,5 +1,5 @@
 // A little over 200 lines: the ready-queue heap lives here because it serves only the board.
-import { ACTIVE, SATISFIED, WORKING } from './machine.ts';
+import { ACTIVE, depSatisfied, ownerKey, WORKING } from './machine.ts';
 import { byCreation, emptyCounts } from './query.ts';
 import type { Task, TaskCounts, TaskStatus } from './schema.ts';
 
@@ -70,6 +70,8 @@ export class Board {
   private live = new Map<string, number>();
   private order: string[] = [];
   private orderSorted = true;
+  // JSON bytes per task object: lists of large tasks are not serialised again on every request (a changed task is a new object).
+  private texts = new WeakMap<Task, Buffer>();
 
   get size(): number { return this.tasks.size; }
   /** The task with this id. */
@@ -82,6 +84,12 @@ export class Board {
     }
     return this.order.map((id) => this.tasks.get(id)!);
   }
+  /** The JSON of a task of this board as UTF-8 bytes, serialised once per version. */
+  jsonOf(t: Task): Buffer {
+    let bytes = this.texts.get(t);
+    if (bytes === undefined) this.texts.set(t, (bytes = Buffer.from(JSON.stringify(t))));
+    return bytes;
+  }
   /** Every task of one tenant, in creation order. */
   ofTenant(tenant: string): Task[] { return this.all().filter((t) => t.tenant === tenant); }
   /** Tasks currently in `status`. */
@@ -90,7 +98,7 @@ export class Board {
   children(id: string): Task[] { return this.pick(this.childIdx.get(id)); }
   /** Tasks whose depends_on names id. */
   dependents(id: string): Task[] { return this.pick(this.dependentIdx.get(id)); }
-  /** File -> the claimed/in_progress task that owns it (for claimBlockers). */
+  /** ownerKey(tenant, file) -> the claimed/in_progress task of that tenant that owns it (for claimBlockers). */
   activeOwners(): ReadonlyMap<string, Task> { return this.owners; }
   /** Counts per status plus total, for one tenant or all. */
   counts(tenant?: string): TaskCounts {
@@ -108,12 +116,12 @@ export class Board {
   }
   /** Number of claimable tasks queued for (role, tenant). */
   readyCount(role: string, tenant: string): number { return this.live.get(queueKey(tenant, role)) ?? 0; }
-  /** True when every dependency exists and is done or closed. */
+  /** True when every dependency exists and is satisfied (closed, or done without an agent branch to merge). */
   depsSatisfied(task: Task): boolean {
-    return task.depends_on.every((d) => { const t = this.tasks.get(d); return t !== undefined && SATISFIED.has(t.status); });
+    return task.depends_on.every((d) => { const t = this.tasks.get(d); return t !== undefined && depSatisfied(t); });
   }
 
-  /** Insert or replace a task and update every index; dependents become ready when it reaches done/closed. */
+  /** Insert or replace a task and update every index; dependents become ready when it becomes satisfied. */
   upsert(task: Task): void {
     const prev = this.tasks.get(task.id);
     if (prev) this.unindex(prev);
@@ -121,7 +129,7 @@ export class Board {
     this.tasks.set(task.id, task);
     this.index(task);
     this.refreshReady(task);
-    if (!prev || SATISFIED.has(prev.status) !== SATISFIED.has(task.status)) {
+    if (!prev || depSatisfied(prev) !== depSatisfied(task)) {
       for (const d of this.dependents(task.id)) this.refreshReady(d);
     }
   }
@@ -184,7 +192,7 @@ export class Board {
     if (!c) this.tenantCounts.set(t.tenant, (c = emptyCounts()));
     c[t.status] += 1;
     c.total += 1;
-    if (WORKING.has(t.status)) for (const f of t.owned_files) this.owners.set(f, t);
+    if (WORKING.has(t.status)) for (const f of t.owned_files) this.owners.set(ownerKey(t.tenant, f), t);
   }
 
   private unindex(t: Task): void {
@@ -194,7 +202,7 @@ export class Board {
     const c = this.tenantCounts.get(t.tenant)!;
     c[t.status] -= 1;
     c.total -= 1;
-    for (const f of t.owned_files) if (this.owners.get(f)?.id === t.id) this.owners.delete(f);
+    for (const f of t.owned_files) if (this.owners.get(ownerKey(t.tenant, f))?.id === t.id) this.owners.delete(ownerKey(t.tenant, f));
   }
 
   // Queue the task if it is ready and not already queued with the same ordering keys; unqueue it otherwise.

@@ -50,9 +50,9 @@ async function tryClaimNext(svc: TaskService, role: string, opts: NextOptions, w
 }
 
 /** Claim one task by id with compare-and-set; 409 on a version mismatch, a wrong state or a blocker. */
-export async function claimOne(svc: TaskService, id: string, opts: { claimed_by_session?: string; expectedVersion?: number; agent_id?: string; node_id?: string }, who: Actor): Promise<Task> {
+export async function claimOne(svc: TaskService, id: string, opts: { claimed_by_session?: string; expectedVersion?: number; agent_id?: string; node_id?: string; branch?: string }, who: Actor): Promise<Task> {
   svc.assertAccepting();
-  const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? null };
+  const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? null, branch: opts.branch ?? null };
   try {
     return await svc.apply(id, 'claim', input, who, {
       expectedVersion: opts.expectedVersion,

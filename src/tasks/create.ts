@@ -1,8 +1,11 @@
+import { readdir } from 'node:fs/promises';
+import { classifyTask } from '../compliance/index.ts';
 import { notFound, unprocessable } from '../lib/http-error.ts';
+import { RecordExists } from '../store/types.ts';
 import { findCycle } from './graph.ts';
 import { parentShouldSplit } from './parents.ts';
 import { metadataTooLarge, newTask, titleKey, type Task, type TaskCreate } from './schema.ts';
-import type { Actor, TaskService } from './service.ts';
+import { changeNote, type Actor, type TaskService } from './service.ts';
 
 /** Create one task: dependencies exist and form no cycle, parent exists, quota holds. */
 export async function createTask(svc: TaskService, input: TaskCreate, who: Actor): Promise<Task> {
@@ -12,7 +15,7 @@ export async function createTask(svc: TaskService, input: TaskCreate, who: Actor
   // Reserved synchronously after the check, so concurrent creations cannot all pass the same quota check.
   const release = svc.reserve(who.tenant, [titleKey(task.title)]);
   try {
-    await svc.deps.store.create(svc.deps.layout.task(task.id), task, creation(svc, task, who, { title: task.title, role: task.role }));
+    await persist(svc, task, who);
     svc.changed(task); // on the board before the reservation goes: the quota always counts it
   } finally {
     release();
@@ -39,7 +42,7 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
   svc.deps.tenants.checkQuota(who.tenant, svc.activeCount(who.tenant), tasks.length);
   const release = svc.reserve(who.tenant, tasks.map((t) => titleKey(t.title)));
   try {
-    await svc.deps.store.createAll(tasks.map((t) => ({ abs: svc.deps.layout.task(t.id), value: t, ...creation(svc, t, who, { title: t.title, role: t.role, batch: true }) })));
+    await svc.deps.store.createAll(tasks.flatMap((t) => creations(svc, t, who, { batch: true })));
     for (const t of tasks) svc.changed(t);
   } finally {
     release();
@@ -47,9 +50,36 @@ export async function createBatch(svc: TaskService, items: TaskCreate[], who: Ac
   return { created: tasks, skipped_titles: skipped };
 }
 
-// The note and audit entry a created task is written with.
-function creation(svc: TaskService, task: Task, who: Actor, details: Record<string, unknown>) {
-  return { note: `create ${task.id}`, effects: { audit: svc.auditEntry(task, who, 'task.create', details) } };
+// A task's files: the task (with its note and audit entry) and its EU AI Act record (.sdd/eu_ai_act/<id>.json,
+// compliance domain), created together so the record is committed into refs/sdd/state with the task.
+function creations(svc: TaskService, task: Task, who: Actor, extra: Record<string, unknown> = {}) {
+  const audit = svc.auditEntry(task, who, 'task.create', { title: task.title, role: task.role, ...extra });
+  return [
+    { abs: svc.deps.layout.task(task.id), value: task as Task | ReturnType<typeof classifyTask>, note: changeNote('create', task, who), effects: { audit } },
+    { abs: svc.deps.layout.euAiAct(task.id), value: classifyTask(task) },
+  ];
+}
+
+// Both files in one store write; a record left by an undone creation (a shared tree) stays, the task alone is created.
+async function persist(svc: TaskService, task: Task, who: Actor): Promise<void> {
+  const [own, risk] = creations(svc, task, who) as [ReturnType<typeof creations>[0], ReturnType<typeof creations>[1]];
+  try {
+    await svc.deps.store.createAll([own, risk]);
+  } catch (err) {
+    if (!(err instanceof RecordExists && err.path === risk.abs)) throw err;
+    await svc.deps.store.create(own.abs, task, own);
+  }
+}
+
+/** Write the EU AI Act record of every task on the board that has none (at start); returns how many were written. */
+export async function backfillRiskRecords(svc: TaskService): Promise<number> {
+  const have = new Set((await readdir(svc.deps.layout.euAiActDir).catch(() => [] as string[])).map((f) => f.slice(0, -5)));
+  const missing = svc.board.all().filter((t) => !have.has(t.id));
+  // 64 at a time, so an old board's records share journal datasyncs instead of paying one each.
+  for (let i = 0; i < missing.length; i += 64) {
+    await Promise.all(missing.slice(i, i + 64).map((t) => svc.deps.store.writeJson(svc.deps.layout.euAiAct(t.id), classifyTask(t), `eu_ai_act ${t.id}`)));
+  }
+  return missing.length;
 }
 
 /** Create a subtask under a parent (same tenant, cell, coordinator session) and park the parent. */

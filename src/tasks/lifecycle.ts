@@ -1,22 +1,41 @@
-import { HttpError } from '../lib/http-error.ts';
+import { conflict, HttpError, unprocessable } from '../lib/http-error.ts';
 import { classifyCompletion } from './contract.ts';
-import { isTerminal } from './machine.ts';
+import { claimBlockers, isTerminal } from './machine.ts';
 import type { Task } from './schema.ts';
 import type { Actor, TaskService } from './service.ts';
 
-/** Complete with the completion contract: done, refused, or failed with a 422 carrying the failed task. */
+/**
+ * Complete with the completion contract: done, refused, or failed with a 422 carrying the failed task. An open
+ * task is claimed for the caller and completed in the same write, with an audit entry for each (DECISIONS.md);
+ * a bad report on an open task answers 422 and leaves it open, as nobody held it.
+ */
 export async function completeTask(svc: TaskService, id: string, body: { result_summary: string; payload?: Record<string, unknown> }, who: Actor): Promise<Task> {
   const verdict = classifyCompletion(body);
+  const open = svc.visible(id, who.tenant).status === 'open';
   if (verdict.kind === 'empty') {
+    if (open) throw unprocessable('completion missing summary: result_summary is empty');
     const task = await finish(svc, id, 'fail_summary', { reason: 'completion missing summary' }, who);
     throw new HttpError(422, 'completion missing summary: result_summary is empty; the task was failed', { task });
   }
   if (verdict.kind === 'violation') {
+    if (open) throw unprocessable(`completion contract violation at ${verdict.path}: ${verdict.reason}`);
     const task = await finish(svc, id, 'fail_contract', { reason: verdict.reason, path: verdict.path, result_summary: body.result_summary }, who);
     throw new HttpError(422, `completion contract violation at ${verdict.path}: ${verdict.reason}; the task was failed`, { task });
   }
   if (verdict.kind === 'refused') return finish(svc, id, 'refuse', { result_summary: body.result_summary, payload: verdict.payload }, who);
-  return finish(svc, id, 'complete', { result_summary: body.result_summary, payload: verdict.kind === 'completed' ? verdict.payload : undefined }, who);
+  // From open it is a claim too: refused while draining, and the claim rules hold (dependencies, owned files).
+  if (open) svc.assertAccepting();
+  const input = { result_summary: body.result_summary, payload: verdict.kind === 'completed' ? verdict.payload : undefined, assigned_agent: who.actor };
+  return svc.apply(id, 'complete', input, who, {
+    check: (cur) => claimableIfOpen(svc, cur),
+    auditFirst: (_next, from) => (from === 'open' ? { action: 'task.claim', details: { from: 'open', to: 'claimed', with: 'complete' } } : null),
+  });
+}
+
+function claimableIfOpen(svc: TaskService, cur: Task): void {
+  if (cur.status !== 'open') return;
+  const why = claimBlockers(cur, (x) => svc.board.get(x), svc.board.activeOwners());
+  if (why) throw conflict(why);
 }
 
 /** Apply an operation that may end a task (the archive record is written by `apply`). */

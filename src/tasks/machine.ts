@@ -5,6 +5,8 @@ import type { Failure, FailureType, Task, TaskStatus } from './schema.ts';
 export type TaskOp =
   | 'claim' | 'start' | 'release' | 'complete' | 'refuse' | 'fail_summary' | 'fail_contract' | 'fail'
   | 'close' | 'block' | 'unblock' | 'wait' | 'split' | 'reopen' | 'cancel'
+  // close {"merged": true}: a person merged the work of a blocked task by hand (merge conflict).
+  | 'close_merged'
   // The orchestrator's verdicts on a done task (no HTTP route): required gates failed past the reopen budget, merge conflict.
   | 'gate_fail' | 'merge_block';
 
@@ -12,7 +14,8 @@ const WORKING_FAILS = { fail_summary: 'failed', fail_contract: 'failed', fail: '
 
 /** The state machine of DECISIONS.md as one table: (state, op) -> next state; a missing pair answers 409. */
 export const TRANSITIONS = {
-  open: { claim: 'claimed', fail: 'failed', block: 'blocked', split: 'waiting_for_subtasks', cancel: 'cancelled' },
+  // complete from open: claimed for the caller and completed in one write (DECISIONS.md, clients of the original server).
+  open: { claim: 'claimed', complete: 'done', fail: 'failed', block: 'blocked', split: 'waiting_for_subtasks', cancel: 'cancelled' },
   claimed: {
     start: 'in_progress', release: 'open', complete: 'done', refuse: 'refused', ...WORKING_FAILS,
     block: 'blocked', wait: 'waiting_for_subtasks', split: 'waiting_for_subtasks', cancel: 'cancelled',
@@ -22,9 +25,9 @@ export const TRANSITIONS = {
     block: 'blocked', wait: 'waiting_for_subtasks', split: 'waiting_for_subtasks', cancel: 'cancelled',
   },
   waiting_for_subtasks: { complete: 'done', fail: 'failed', block: 'blocked', cancel: 'cancelled' },
-  blocked: { unblock: 'open', fail: 'failed', cancel: 'cancelled' },
+  blocked: { unblock: 'open', fail: 'failed', cancel: 'cancelled', close_merged: 'closed' },
   // done is not terminal (DECISIONS.md), so cancel applies to it as to any non-terminal state.
-  done: { close: 'closed', reopen: 'open', cancel: 'cancelled', gate_fail: 'failed', merge_block: 'blocked' },
+  done: { close: 'closed', close_merged: 'closed', reopen: 'open', cancel: 'cancelled', gate_fail: 'failed', merge_block: 'blocked' },
   failed: {},
   closed: {},
   refused: {},
@@ -36,8 +39,18 @@ export const OP_VERB: Record<TaskOp, string> = {
   claim: 'claim', start: 'start', release: 'release', complete: 'complete', refuse: 'complete',
   fail_summary: 'complete', fail_contract: 'complete', fail: 'fail', close: 'close', block: 'block',
   unblock: 'unblock', wait: 'wait-for-subtasks', split: 'split', reopen: 'reopen', cancel: 'cancel',
-  gate_fail: 'fail', merge_block: 'block',
+  gate_fail: 'fail', merge_block: 'block', close_merged: 'close',
 };
+
+// Ops no client calls by their own verb (the orchestrator's, or a side effect of another call).
+const INTERNAL_OPS: ReadonlySet<TaskOp> = new Set(['start', 'split', 'gate_fail', 'merge_block', 'refuse', 'fail_summary', 'fail_contract']);
+
+/** The endpoint verbs a client may call on a task in `status`, as the 409 lists them. */
+export function allowedVerbs(status: TaskStatus): string[] {
+  const ops = Object.keys(TRANSITIONS[status]) as TaskOp[];
+  const verbs = ops.filter((op) => !INTERNAL_OPS.has(op)).map((op) => (op === 'close_merged' && status !== 'done' ? 'close (merged: true)' : OP_VERB[op]));
+  return [...new Set(verbs)];
+}
 
 /** States nothing leaves. */
 export const TERMINAL: ReadonlySet<TaskStatus> = new Set(['failed', 'closed', 'refused', 'cancelled']);
@@ -45,8 +58,16 @@ export const TERMINAL: ReadonlySet<TaskStatus> = new Set(['failed', 'closed', 'r
 export const ACTIVE: ReadonlySet<TaskStatus> = new Set(['open', 'claimed', 'in_progress', 'blocked', 'waiting_for_subtasks']);
 /** Being worked on: holds its owned_files. */
 export const WORKING: ReadonlySet<TaskStatus> = new Set(['claimed', 'in_progress']);
-/** A dependency in one of these states is satisfied. */
+/** A dependency in one of these states is satisfied (but see depSatisfied: done work on an agent branch waits for its merge). */
 export const SATISFIED: ReadonlySet<TaskStatus> = new Set(['done', 'closed']);
+
+/**
+ * True when a dependent may start on top of `dep`: closed, or done with no agent branch (a person or client
+ * completed it). Done work on an agent branch is not in the base until the orchestrator merged it and closed the task.
+ */
+export function depSatisfied(dep: Pick<Task, 'status' | 'branch'>): boolean {
+  return dep.status === 'closed' || (dep.status === 'done' && !dep.branch);
+}
 
 /** True for failed, closed, refused, cancelled. */
 export const isTerminal = (s: TaskStatus): boolean => TERMINAL.has(s);
@@ -70,6 +91,8 @@ export interface TransitionInput {
   subtask_count?: number;
   /** release: count this release as a retry (retry_count + 1). */
   count_retry?: boolean;
+  /** claim: the agent branch the orchestrator will merge (its own sessions only). */
+  branch?: string | null;
 }
 
 /** The target state of (status, op), or undefined when the table has no such pair. */
@@ -77,9 +100,11 @@ export function target(status: TaskStatus, op: TaskOp): TaskStatus | undefined {
   return (TRANSITIONS[status] as Partial<Record<TaskOp, TaskStatus>>)[op];
 }
 
-/** The 409 a disallowed (state, op) pair answers. */
+/** The 409 a disallowed (state, op) pair answers; it names what the state allows. */
 export function invalidTransition(task: Pick<Task, 'id' | 'status'>, op: TaskOp): HttpError {
-  return new HttpError(409, `Cannot ${OP_VERB[op]} task '${task.id}' in state '${task.status}'`);
+  const verbs = allowedVerbs(task.status);
+  const allowed = verbs.length ? `allowed: ${verbs.join(', ')}` : `'${task.status}' is terminal`;
+  return new HttpError(409, `Cannot ${OP_VERB[op]} task '${task.id}' in state '${task.status}' (${allowed})`);
 }
 
 /** Apply `op` to `task` at `now`: the new record (version NOT bumped; the store does that), or a thrown 409. */
@@ -89,27 +114,27 @@ export function transition(task: Task, op: TaskOp, input: TransitionInput, now: 
   return { ...task, ...sideFields(task, op, input, now), status: to, updated_at: now };
 }
 
-const CLEAR_CLAIM = { claimed_by_session: null, assigned_agent: null, node_id: null, claimed_at: null } as const;
+const CLEAR_CLAIM = { claimed_by_session: null, assigned_agent: null, node_id: null, claimed_at: null, branch: null } as const;
 const reasonOf = (i: TransitionInput): string | null => i.reason ?? i.error ?? null;
 
 // Field changes of each op besides status and updated_at (DECISIONS.md, States and transitions).
 function sideFields(task: Task, op: TaskOp, input: TransitionInput, now: string): Partial<Task> {
   switch (op) {
-    case 'claim':
-      return {
-        claimed_by_session: input.claimed_by_session ?? null, assigned_agent: input.assigned_agent ?? null,
-        node_id: input.node_id ?? null, claimed_at: now, claim_count: task.claim_count + 1, status_reason: null,
-      };
+    case 'claim': return claimedBy(task, input, now);
     case 'start': return { status_reason: null };
     case 'release':
       return { ...CLEAR_CLAIM, status_reason: reasonOf(input), retry_count: task.retry_count + (input.count_retry ? 1 : 0) };
-    case 'complete': return { result_summary: input.result_summary ?? null, completed_at: now, failure: null, status_reason: null };
+    case 'complete': {
+      const claim = task.status === 'open' ? claimedBy(task, input, now) : {};
+      return { ...claim, result_summary: input.result_summary ?? null, completed_at: now, failure: null, status_reason: null };
+    }
     case 'refuse': return { result_summary: input.result_summary ?? null, completed_at: now, failure: null, status_reason: refusalReason(input) };
     case 'fail_summary': return failed(input, now, { type: 'missing_summary', reason: reasonOf(input) ?? 'completion missing summary' });
     case 'fail_contract': return failed(input, now, { type: 'contract_violation', reason: reasonOf(input) ?? 'contract violation', path: input.path ?? '' });
     case 'fail': return failed(input, now, { type: input.failure_type ?? 'failed', reason: reasonOf(input) ?? 'failed' });
     case 'gate_fail': return failed(input, now, { type: 'gate_failed', reason: reasonOf(input) ?? 'required gates failed' });
     case 'close': return { completed_at: task.completed_at ?? now, status_reason: null };
+    case 'close_merged': return { completed_at: task.completed_at ?? now, status_reason: reasonOf(input) ?? 'merged by hand' };
     case 'block':
     case 'merge_block': return { status_reason: reasonOf(input) };
     case 'unblock': return { ...CLEAR_CLAIM, status_reason: reasonOf(input) };
@@ -118,6 +143,13 @@ function sideFields(task: Task, op: TaskOp, input: TransitionInput, now: string)
     case 'reopen': return reopened(task, input);
     case 'cancel': return { status_reason: reasonOf(input), completed_at: now };
   }
+}
+
+function claimedBy(task: Task, input: TransitionInput, now: string): Partial<Task> {
+  return {
+    claimed_by_session: input.claimed_by_session ?? null, assigned_agent: input.assigned_agent ?? null,
+    node_id: input.node_id ?? null, claimed_at: now, claim_count: task.claim_count + 1, status_reason: null, branch: input.branch ?? null,
+  };
 }
 
 function failed(input: TransitionInput, now: string, failure: Failure): Partial<Task> {
@@ -139,12 +171,15 @@ function reopened(task: Task, input: TransitionInput): Partial<Task> {
   };
 }
 
-/** Why `task` cannot be claimed now (unfinished dependencies, owned_files held by a working task), or null. */
+/** The key of an owned file in the owners map: ownership is per tenant, so tenants never block (or see) each other. */
+export const ownerKey = (tenant: string, file: string): string => `${tenant}\u0000${file}`;
+
+/** Why `task` cannot be claimed now (unfinished dependencies, owned_files held by a working task of its tenant), or null. */
 export function claimBlockers(task: Task, get: (id: string) => Task | undefined, owners: ReadonlyMap<string, Task>): string | null {
-  const unresolved = task.depends_on.filter((d) => { const dep = get(d); return !dep || !SATISFIED.has(dep.status); });
+  const unresolved = task.depends_on.filter((d) => { const dep = get(d); return !dep || !depSatisfied(dep); });
   if (unresolved.length) return `Task '${task.id}' has unresolved dependencies: ${unresolved.join(', ')}`;
   for (const file of task.owned_files) {
-    const owner = owners.get(file);
+    const owner = owners.get(ownerKey(task.tenant, file));
     if (owner && owner.id !== task.id && WORKING.has(owner.status)) {
       return `File ownership conflict: ${file} already claimed by task '${owner.id}'`;
     }

@@ -1,6 +1,6 @@
 import { runId } from './machine.ts';
 import type { ProgressEntry, SnapshotEntry, Task, TaskProgressRequest } from './schema.ts';
-import type { Actor, TaskService } from './service.ts';
+import { changeNote, type Actor, type TaskService } from './service.ts';
 
 type Line = (ProgressEntry & { kind: 'entry' }) | (SnapshotEntry & { kind: 'snapshot' });
 
@@ -14,7 +14,8 @@ const runIdOf = (t: Task): string | null => runId(t);
 export async function reportProgress(svc: TaskService, id: string, body: TaskProgressRequest, who: Actor): Promise<Task> {
   const task = svc.visible(id, who.tenant);
   const file = svc.deps.layout.progress(id);
-  const lines = (t: Task) => progressLines(svc.deps.clock.iso(), runIdOf(t), body).map((value) => ({ abs: file, value }));
+  const note = changeNote('progress', task, who);
+  const lines = (t: Task) => progressLines(svc.deps.clock.iso(), runIdOf(t), body).map((value) => ({ abs: file, value, note }));
   if (task.status === 'claimed') {
     try {
       return await svc.apply(id, 'start', {}, who, { appends: lines });
@@ -22,11 +23,11 @@ export async function reportProgress(svc: TaskService, id: string, body: TaskPro
       // Concurrent first reports race to start the task; the losers find it in_progress, which is what they wanted.
       const cur = svc.board.get(id);
       if (cur?.status !== 'in_progress' || cur.claim_count !== task.claim_count) throw err;
-      await svc.deps.store.emit({ appends: lines(cur) }, `progress ${id}`);
+      await svc.deps.store.emit({ appends: lines(cur) }, note);
       return cur;
     }
   }
-  await svc.deps.store.emit({ appends: lines(task) }, `progress ${id}`);
+  await svc.deps.store.emit({ appends: lines(task) }, note);
   return task;
 }
 

@@ -1,3 +1,4 @@
+import { isTerminal } from './machine.ts';
 import { TASK_STATUSES, type ListQuery, type PaginatedTasks, type SearchQuery, type SearchResponse, type Task, type TaskCounts } from './schema.ts';
 
 // Every function here takes tasks in creation order (created_at, then id), as Board.all() returns them.
@@ -54,13 +55,22 @@ const fieldCompare: Record<Exclude<SortKey, 'created_at'>, (a: Task, b: Task) =>
 };
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** GET /tasks/search: exact filters (status, role, assigned_agent), sort with an id tiebreak, then one page. */
+/** True when every word of `text` appears in the task's title or description, ignoring case. */
+export function matchesText(task: Pick<Task, 'title' | 'description'>, text: string): boolean {
+  const hay = `${task.title}\n${task.description}`.toLowerCase();
+  return text.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
+}
+
+/** GET /tasks/search: exact filters (status, role, assigned_agent), text, id prefix, terminal or not; sort with an id tiebreak, then one page. */
 export function searchTasks(tasks: Iterable<Task>, q: SearchQuery): SearchResponse {
   const hits: Task[] = [];
   for (const t of tasks) {
     if (q.status !== undefined && t.status !== q.status) continue;
     if (q.role !== undefined && t.role !== q.role) continue;
     if (q.assigned_agent !== undefined && t.assigned_agent !== q.assigned_agent) continue;
+    if (q.id_prefix !== undefined && !t.id.startsWith(q.id_prefix.toLowerCase())) continue;
+    if (q.terminal !== undefined && isTerminal(t.status) !== q.terminal) continue;
+    if (q.q !== undefined && !matchesText(t, q.q)) continue;
     hits.push(t);
   }
   const dir = q.order === 'asc' ? 1 : -1;

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { unprocessable } from '../lib/http-error.ts';
+import { forbidden, unprocessable } from '../lib/http-error.ts';
 import { defineRoute, reply, type Route, type RouteContext } from '../lib/route.ts';
 import { assertTaskId } from '../store/ids.ts';
 import { claimBatch, claimNext, claimOne } from './claims.ts';
@@ -27,6 +27,18 @@ export function actorOf(svc: TaskService, ctx: RouteContext<unknown, unknown, un
   return { actor: ctx.principal.actor, tenant };
 }
 
+/** Top-level keys of a body that its schema does not declare (accepted and ignored, DECISIONS.md). */
+export function unknownKeys(body: unknown, schema: TSchema): string[] {
+  const known = (schema as { properties?: Record<string, unknown> }).properties ?? {};
+  return body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).filter((k) => !Object.hasOwn(known, k)) : [];
+}
+
+/** A reply whose `Warning` header (RFC 7234, code 299) names the ignored keys of the request body. */
+export function warnIgnored(status: number, value: unknown, ignored: string[]) {
+  const keys = [...new Set(ignored)].map((k) => k.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, '').slice(0, 64)).slice(0, 20);
+  return reply(status, value, keys.length ? { warning: `299 svc "ignored unknown keys: ${keys.join(', ')}"` } : undefined);
+}
+
 // The one tenant a batch's items name (422 when they name several).
 function batchTenant(items: { tenant?: string }[]): string | undefined {
   const named = [...new Set(items.map((i) => i.tenant?.trim().toLowerCase()).filter((t): t is string => !!t))];
@@ -35,9 +47,11 @@ function batchTenant(items: { tenant?: string }[]): string | undefined {
 }
 
 // A POST /tasks/{id}/<verb> that applies one state-machine operation.
-function verbRoute(svc: TaskService, verb: string, body: TSchema, summary: string, run: (id: string, b: Record<string, unknown>, who: Actor) => Promise<S.Task>): Route {
+// `agent: true`: the agent working on the task may call it with its task-scoped token.
+function verbRoute(svc: TaskService, verb: string, body: TSchema, summary: string, run: (id: string, b: Record<string, unknown>, who: Actor) => Promise<S.Task>, agent = false): Route {
   return defineRoute({
     method: 'POST', path: `/tasks/:task_id/${verb}`, operationId: `task_${verb.replace(/-/g, '_')}`, summary, tags: ['tasks'], access: 'task',
+    ...(agent ? { taskScope: 'own' as const } : {}),
     params: S.TaskIdParams, body, bodyOptional: true, responses: { ...TASK, ...ERRS },
     handler: (ctx) => run(assertTaskId(ctx.params.task_id), (ctx.body ?? {}) as Record<string, unknown>, actorOf(svc, ctx)),
   });
@@ -50,17 +64,23 @@ export function taskWriteRoutes(svc: TaskService): Route[] {
     defineRoute({
       method: 'POST', path: '/tasks', operationId: 'create_task', summary: 'Create a task', tags: ['tasks'], access: 'task', body: S.TaskCreate,
       responses: { 201: { description: 'Created', schema: Type.Ref(S.Task) }, 403: E('Tenant access denied'), 404: E('Tenant or parent not found'), 429: E('Tenant task quota exceeded'), 503: E('Draining') },
-      handler: async (ctx) => reply(201, await createTask(svc, ctx.body, actorOf(svc, ctx, ctx.body.tenant))),
+      handler: async (ctx) => warnIgnored(201, await createTask(svc, ctx.body, actorOf(svc, ctx, ctx.body.tenant)), unknownKeys(ctx.body, S.TaskCreate)),
     }),
     defineRoute({
       method: 'POST', path: '/tasks/batch', operationId: 'create_tasks_batch', summary: 'Create several tasks atomically (duplicate titles skipped)', tags: ['tasks'], access: 'task', body: S.BatchCreateRequest,
       responses: { 201: { description: 'Created', schema: Type.Ref(S.BatchCreateResponse) }, 429: E('Tenant task quota exceeded'), 503: E('Draining') },
-      handler: async (ctx) => reply(201, await createBatch(svc, ctx.body.tasks, actorOf(svc, ctx, batchTenant(ctx.body.tasks)))),
+      handler: async (ctx) => warnIgnored(201, await createBatch(svc, ctx.body.tasks, actorOf(svc, ctx, batchTenant(ctx.body.tasks))),
+        [...unknownKeys(ctx.body, S.BatchCreateRequest), ...ctx.body.tasks.flatMap((t) => unknownKeys(t, S.TaskCreate).map((k) => `tasks[].${k}`))]),
     }),
     defineRoute({
       method: 'POST', path: '/tasks/self-create', operationId: 'self_create_task', summary: 'Create a subtask under a parent task', tags: ['tasks'], access: 'task', body: S.TaskSelfCreate,
-      responses: { 201: { description: 'Created', schema: Type.Ref(S.Task) }, 404: E('Parent task not found'), 503: E('Draining') },
-      handler: async (ctx) => reply(201, await selfCreate(svc, ctx.body, actorOf(svc, ctx, ctx.body.tenant))),
+      taskScope: 'parent',
+      responses: { 201: { description: 'Created', schema: Type.Ref(S.Task) }, 403: E('A task-scoped token names another parent'), 404: E('Parent task not found'), 503: E('Draining') },
+      handler: async (ctx) => {
+        const own = ctx.principal.taskId;
+        if (own && ctx.body.parent_task_id !== own) throw forbidden(`token is scoped to task '${own}': subtasks go under its own task only`);
+        return warnIgnored(201, await selfCreate(svc, ctx.body, actorOf(svc, ctx, ctx.body.tenant)), unknownKeys(ctx.body, S.TaskSelfCreate));
+      },
     }),
     defineRoute({
       method: 'GET', path: '/tasks/next/:role', operationId: 'claim_next_task', summary: 'Claim the next open task of a role (optional long poll wait_s)', tags: ['tasks'], access: 'task',
@@ -80,34 +100,39 @@ export function taskWriteRoutes(svc: TaskService): Route[] {
       handler: (ctx) => claimBatch(svc, ctx.body.task_ids, ctx.body, actorOf(svc, ctx)),
     }),
     defineRoute({
-      method: 'POST', path: '/tasks/:task_id/claim', operationId: 'claim_task', summary: 'Claim a task by id (compare-and-set with expected_version)', tags: ['tasks'], access: 'task',
+      method: 'POST', path: '/tasks/:task_id/claim', operationId: 'claim_task', summary: 'Claim a task by id (compare-and-set with expected_version)', tags: ['tasks'], access: 'task', taskScope: 'own',
       params: S.TaskIdParams, query: S.ClaimQuery, responses: { ...TASK, ...ERRS, 503: E('Draining') },
       handler: (ctx) => claimOne(svc, assertTaskId(ctx.params.task_id), { expectedVersion: ctx.query.expected_version, claimed_by_session: ctx.query.claimed_by_session }, actorOf(svc, ctx)),
     }),
     defineRoute({
-      method: 'POST', path: '/tasks/:task_id/complete', operationId: 'complete_task', summary: 'Complete a task (worker completion contract)', tags: ['tasks'], access: 'task',
+      method: 'POST', path: '/tasks/:task_id/complete', operationId: 'complete_task', summary: 'Complete a task (worker completion contract)', tags: ['tasks'], access: 'task', taskScope: 'own',
       params: S.TaskIdParams, body: S.TaskCompleteRequest,
       responses: { ...TASK, ...ERRS, 422: { description: 'Empty summary or contract violation: the task was failed; body carries it', schema: Type.Object({ detail: Type.String(), task: Type.Ref(S.Task) }) } },
       handler: (ctx) => completeTask(svc, assertTaskId(ctx.params.task_id), ctx.body as never, actorOf(svc, ctx)),
     }),
-    verbRoute(svc, 'fail', S.TaskFailRequest, 'Fail a task', (id, b, who) => finish(svc, id, 'fail', reason(b), who)),
-    verbRoute(svc, 'release', S.TaskReleaseRequest, 'Release a claimed task back to open', (id, b, who) => svc.apply(id, 'release', reason(b), who)),
+    verbRoute(svc, 'fail', S.TaskFailRequest, 'Fail a task', (id, b, who) => finish(svc, id, 'fail', reason(b), who), true),
+    verbRoute(svc, 'release', S.TaskReleaseRequest, 'Release a claimed task back to open', (id, b, who) => svc.apply(id, 'release', reason(b), who), true),
     verbRoute(svc, 'reopen', S.TaskReopenRequest, 'Reopen a done task (janitor)', (id, b, who) => svc.apply(id, 'reopen', reason(b), who)),
-    verbRoute(svc, 'close', Type.Object({}), 'Close a done (verified) task', (id, _b, who) => svc.apply(id, 'close', {}, who)),
+    verbRoute(svc, 'close', S.TaskCloseRequest, 'Close a done (verified) task; {"merged": true} closes a blocked one whose work a person merged by hand',
+      (id, b, who) => svc.apply(id, b.merged === true ? 'close_merged' : 'close', reason(b), who)),
     verbRoute(svc, 'cancel', S.TaskCancelRequest, 'Cancel a task and its descendants; returns the root', (id, b, who) => cancelTask(svc, id, reason(b).reason, who)),
-    verbRoute(svc, 'block', S.TaskBlockRequest, 'Block a task until a human unblocks it', (id, b, who) => svc.apply(id, 'block', reason(b), who)),
+    verbRoute(svc, 'block', S.TaskBlockRequest, 'Block a task until a human unblocks it', (id, b, who) => svc.apply(id, 'block', reason(b), who), true),
     verbRoute(svc, 'unblock', S.TaskUnblockRequest, 'Unblock a blocked task (back to open)', (id, b, who) => svc.apply(id, 'unblock', reason(b), who)),
-    verbRoute(svc, 'wait-for-subtasks', S.TaskWaitForSubtasksRequest, 'Park a task until its subtasks finish', (id, b, who) => svc.apply(id, 'wait', b, who)),
+    verbRoute(svc, 'wait-for-subtasks', S.TaskWaitForSubtasksRequest, 'Park a task until its subtasks finish', (id, b, who) => svc.apply(id, 'wait', b, who), true),
     verbRoute(svc, 'prioritize', Type.Object({}), 'Set priority 0 (highest)', (id, _b, who) => svc.patch(id, { priority: 0 }, who)),
     defineRoute({
-      method: 'POST', path: '/tasks/:task_id/progress', operationId: 'report_progress', summary: 'Append a progress update (and a snapshot when counters are given)', tags: ['progress'], access: 'task',
+      method: 'POST', path: '/tasks/:task_id/progress', operationId: 'report_progress', summary: 'Append a progress update (and a snapshot when counters are given)', tags: ['progress'], access: 'task', taskScope: 'own',
       params: S.TaskIdParams, body: S.TaskProgressRequest, responses: { ...TASK, 404: E('Task not found') },
       handler: (ctx) => reportProgress(svc, assertTaskId(ctx.params.task_id), ctx.body, actorOf(svc, ctx)),
     }),
     defineRoute({
-      method: 'PATCH', path: '/tasks/:task_id', operationId: 'patch_task', summary: 'Change role, priority or model', tags: ['tasks'], access: 'task',
+      method: 'PATCH', path: '/tasks/:task_id', operationId: 'patch_task', summary: 'Change role, priority or model (other keys are ignored and named in a Warning header)', tags: ['tasks'], access: 'task',
       params: S.TaskIdParams, body: S.TaskPatchRequest, responses: { ...TASK, 404: E('Task not found') },
-      handler: (ctx) => svc.patch(assertTaskId(ctx.params.task_id), ctx.body, actorOf(svc, ctx)),
+      handler: async (ctx) => {
+        const { role, priority, model } = ctx.body;
+        const task = await svc.patch(assertTaskId(ctx.params.task_id), { role, priority, model }, actorOf(svc, ctx));
+        return warnIgnored(200, task, unknownKeys(ctx.body, S.TaskPatchRequest));
+      },
     }),
   ];
 }

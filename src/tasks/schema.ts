@@ -8,6 +8,8 @@ export const TASK_STATUSES = [
 ] as const;
 export const FAILURE_TYPES = ['failed', 'missing_summary', 'contract_violation', 'agent_exit', 'gate_failed'] as const;
 export const SEARCH_SORTS = ['created_at', 'priority', 'title', 'role', 'status'] as const;
+/** A status filter value of clients of the original server that no task here ever has: it answers an empty list. */
+export const LEGACY_FILTER_STATUSES = ['orphaned'] as const;
 
 const literals = <T extends string>(values: readonly T[], opts: object = {}) =>
   Type.Union(values.map((v) => Type.Literal(v)), opts) as TUnion<TLiteral<T>[]>;
@@ -19,6 +21,8 @@ const Count = Type.Integer({ minimum: 0 });
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 // Inline (no $id) status union for use inside other shapes; TaskStatus below is the named component.
 const statusUnion = (opts: object = {}) => literals(TASK_STATUSES, opts);
+// A status as a list filter: every state, plus the legacy values (matching nothing).
+const statusFilter = () => literals([...TASK_STATUSES, ...LEGACY_FILTER_STATUSES]);
 
 export const TaskStatus = statusUnion({ $id: 'TaskStatus' });
 export type TaskStatus = Static<typeof TaskStatus>;
@@ -62,6 +66,8 @@ export const Task = Type.Object({
   failure: Nullable(Failure),
   /** Why the task entered its current state (block, unblock, cancel, release, reopen, split); null when none given. */
   status_reason: Nullable(Type.String()),
+  /** The agent branch the orchestrator gates and merges once the task is done; null when the work has none (a person or client did it). */
+  branch: Nullable(Type.String()),
   metadata: JsonObject,
   chat_context: Nullable(ChatContext),
   node_id: Nullable(Type.String()),
@@ -160,6 +166,9 @@ export const TaskBlockRequest = reasonBody('TaskBlockRequest');
 export type TaskBlockRequest = Static<typeof TaskBlockRequest>;
 export const TaskUnblockRequest = reasonBody('TaskUnblockRequest');
 export type TaskUnblockRequest = Static<typeof TaskUnblockRequest>;
+/** `merged: true` closes a blocked task whose work a person merged by hand (a merge conflict). */
+export const TaskCloseRequest = Type.Object({ merged: Type.Optional(Type.Boolean()), reason: Type.Optional(Text(100_000)) }, { $id: 'TaskCloseRequest' });
+export type TaskCloseRequest = Static<typeof TaskCloseRequest>;
 
 export const TaskProgressRequest = Type.Object({
   message: Type.Optional(Text(10_000)),
@@ -198,7 +207,7 @@ export const TaskPatchRequest = Type.Object({
 export type TaskPatchRequest = Static<typeof TaskPatchRequest>;
 
 export const ListQuery = Type.Object({
-  status: Type.Optional(statusUnion()), cell_id: Type.Optional(Type.String()), tenant: Type.Optional(Type.String()),
+  status: Type.Optional(statusFilter()), cell_id: Type.Optional(Type.String()), tenant: Type.Optional(Type.String()),
   claimed_by_session: Type.Optional(Type.String()), parent_session_id: Type.Optional(Type.String()),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })), offset: Type.Optional(Count),
 }, { $id: 'ListQuery' });
@@ -208,8 +217,14 @@ export const SearchQuery = Type.Object({
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
   sort: literals(SEARCH_SORTS, { default: 'created_at' }),
   order: literals(['asc', 'desc'] as const, { default: 'desc' }),
-  status: Type.Optional(statusUnion()), role: Type.Optional(Type.String()), assigned_agent: Type.Optional(Type.String()),
+  status: Type.Optional(statusFilter()), role: Type.Optional(Type.String()), assigned_agent: Type.Optional(Type.String()),
   tenant: Type.Optional(Type.String()),
+  /** Words that must all appear in the title or description (case-insensitive). */
+  q: Type.Optional(Type.String({ maxLength: 1000 })),
+  /** Tasks whose id starts with this (the CLI's short ids). */
+  id_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  /** false: only tasks that can still change (not failed, closed, refused, cancelled); true: only those. */
+  terminal: Type.Optional(Type.Boolean()),
 }, { $id: 'SearchQuery' });
 export type SearchQuery = Static<typeof SearchQuery>;
 export const NextQuery = Type.Object({
@@ -301,7 +316,7 @@ export type RoleParams = Static<typeof RoleParams>;
 export const TASK_SCHEMAS: TSchema[] = [
   TaskStatus, FailureType, Task, TaskCreate, TaskSelfCreate, BatchCreateRequest, BatchCreateResponse,
   BatchClaimRequest, BatchClaimResponse, TaskCompleteRequest, CompletionPayload, TaskWaitForSubtasksRequest,
-  TaskFailRequest, TaskReleaseRequest, TaskReopenRequest, TaskCancelRequest, TaskBlockRequest, TaskUnblockRequest,
+  TaskFailRequest, TaskReleaseRequest, TaskReopenRequest, TaskCancelRequest, TaskBlockRequest, TaskUnblockRequest, TaskCloseRequest,
   TaskProgressRequest, ProgressEntry, SnapshotEntry, TaskProgressResponse, TaskPatchRequest, ListQuery, SearchQuery,
   NextQuery, ClaimQuery, CountsQuery, ArchiveQuery, PaginatedTasks, SearchResponse, TaskCounts, ArchiveRecord,
   TaskGraph, GraphNeighbors, GateReport, PartialMergeRequest, PartialMergeResponse, TaskIdParams, RoleParams,
@@ -321,7 +336,7 @@ export function newTask(create: TaskCreate, ctx: NewTaskContext): Task {
     depends_on: [...new Set(create.depends_on ?? [])], owned_files: [...new Set(create.owned_files ?? [])],
     cell_id: create.cell_id ?? null, tenant: ctx.tenant, version: 1,
     estimated_minutes: create.estimated_minutes ?? 30, model: create.model ?? null,
-    result_summary: null, failure: null, status_reason: null,
+    result_summary: null, failure: null, status_reason: null, branch: null,
     metadata: { ...(create.metadata ?? {}) }, chat_context: create.chat_context ?? null,
     node_id: null, retry_count: 0, max_retries: create.max_retries ?? 2, claim_count: 0,
     created_at: ctx.now, updated_at: ctx.now, claimed_at: null, completed_at: null,

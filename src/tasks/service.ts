@@ -7,7 +7,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
-import type { Effects, RecordStore } from '../store/types.ts';
+import type { ChangeNote, Effects, RecordStore } from '../store/types.ts';
 import { Board } from './board.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
@@ -41,6 +41,30 @@ export interface Actor {
 }
 
 type Listener = (task: Task) => void;
+
+/** Fields `patch` may change. */
+export interface PatchFields {
+  role?: string;
+  priority?: number;
+  model?: string | null;
+  metadata?: Record<string, unknown>;
+  title?: string;
+  description?: string;
+}
+
+/** How apply runs an operation. */
+export interface ApplyOptions {
+  /** Compare-and-set: refuse (409) unless the task is at this version. */
+  expectedVersion?: number;
+  /** Throw to refuse the operation on the current record (claim blockers). */
+  check?: (t: Task) => void;
+  /** false: no parent roll-up (inside a cascade). */
+  rollUp?: boolean;
+  /** More lines of the same change (a first progress report's lines, with its start). */
+  appends?: (next: Task) => Effects['appends'];
+  /** An audit entry journaled before the operation's own (complete from open records its implicit claim). */
+  auditFirst?: (next: Task, from: string) => { action: string; details: Record<string, unknown> } | null;
+}
 
 /** Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition. */
 export class TaskService {
@@ -88,7 +112,7 @@ export class TaskService {
       for (const [name, text] of await this.deps.store.readFolder(join(dir, shard))) {
         if (!isValidId(name.slice(0, -5))) continue;
         try {
-          this.board.upsert(JSON.parse(text) as Task);
+          this.board.upsert(upgrade(JSON.parse(text) as Task));
           n++;
         } catch {
           // An unreadable file is skipped, as a torn JSONL line is.
@@ -117,11 +141,11 @@ export class TaskService {
   }
 
   /**
-   * Apply one state-machine operation to a task with compare-and-set. The change, its audit entry and,
-   * when it ends the task, its archive record are written as one (`appends`: more lines of the same change).
+   * Apply one state-machine operation to a task with compare-and-set. The change, its audit entries and,
+   * when it ends the task, its archive record are written as one.
    */
-  async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: { expectedVersion?: number; check?: (t: Task) => void; rollUp?: boolean; appends?: (next: Task) => Effects['appends'] } = {}): Promise<Task> {
-    this.visible(id, who.tenant);
+  async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: ApplyOptions = {}): Promise<Task> {
+    const { title } = this.visible(id, who.tenant);
     let from = '';
     const next = await this.deps.store.update<Task>(
       this.deps.layout.task(id),
@@ -129,15 +153,17 @@ export class TaskService {
         if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
         opts.check?.(cur);
         from = cur.status;
-        return transition(cur, op, input as never, this.deps.clock.iso());
+        return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
       },
       {
-        expectedVersion: opts.expectedVersion, note: noteFor(op, id, input),
+        expectedVersion: opts.expectedVersion, note: noteFor(op, { id, title }, who, input),
         effects: (n) => {
           // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator).
           const ended = (n.status === 'done' || n.status === 'failed') && from !== n.status;
           const archive = ended ? [{ abs: this.deps.layout.archive, value: toArchiveRecord(n) }] : [];
-          return { audit: this.auditEntry(n, who, `task.${op}`, { from, to: n.status }), appends: [...archive, ...(opts.appends?.(n) ?? [])] };
+          const first = opts.auditFirst?.(n, from);
+          const audit = this.auditEntry(n, who, `task.${op}`, { from, to: n.status });
+          return { audit: first ? [this.auditEntry(n, who, first.action, first.details), audit] : audit, appends: [...archive, ...(opts.appends?.(n) ?? [])] };
         },
       },
     );
@@ -146,14 +172,18 @@ export class TaskService {
     return next;
   }
 
-  /** Change role, priority, model (PATCH) or metadata (the orchestrator's notes); no state transition. */
-  async patch(id: string, fields: { role?: string; priority?: number; model?: string | null; metadata?: Record<string, unknown> }, who: Actor): Promise<Task> {
-    this.visible(id, who.tenant);
+  /**
+   * Change role, priority, model (PATCH), metadata (the orchestrator's notes) or title and description (a
+   * ticket edited at its tracker); no state transition. `check` may refuse on the current record.
+   */
+  async patch(id: string, fields: PatchFields, who: Actor, opts: { check?: (t: Task) => void } = {}): Promise<Task> {
+    const { title } = this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
       if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
-      return { ...cur, ...changes, updated_at: this.deps.clock.iso() };
-    }, { note: `patch ${id}`, effects: (n) => ({ audit: this.auditEntry(n, who, 'task.patch', changes) }) });
+      opts.check?.(cur);
+      return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
+    }, { note: changeNote('patch', { id, title }, who), effects: (n) => ({ audit: this.auditEntry(n, who, 'task.patch', changes) }) });
     this.changed(next);
     return next;
   }
@@ -191,7 +221,17 @@ export class TaskService {
   }
 }
 
-function noteFor(op: string, id: string, input: Record<string, unknown>): string {
-  const by = typeof input.claimed_by_session === 'string' ? ` by ${input.claimed_by_session}` : '';
-  return `${op} ${id}${by}`;
+// Fields added to the task record after a file was written get their defaults when it is read.
+function upgrade(t: Task): Task {
+  return t.branch === undefined ? { ...t, branch: null } : t;
+}
+
+function noteFor(op: string, task: Pick<Task, 'id' | 'title'>, who: Actor, input: Record<string, unknown>): ChangeNote {
+  const by = typeof input.claimed_by_session === 'string' ? `by ${input.claimed_by_session}` : undefined;
+  return changeNote(op, task, who, by);
+}
+
+/** The state commit's words for a change to a task: `claim "Fix login" (01jc…) by backend-3f2a`, with its actor. */
+export function changeNote(action: string, task: Pick<Task, 'id' | 'title'>, who: Actor, detail?: string): ChangeNote {
+  return { action, id: task.id, title: task.title, actor: who.actor, ...(detail ? { detail } : {}) };
 }

@@ -55,6 +55,14 @@ Argv('no model anywhere means no --model flag', () => {
   assert.not.ok(buildArgv('claude', {}, { ...values, model: '' }).includes('--model'));
 });
 
+Argv('a {model} placeholder with no model drops its flag and argument instead of passing ""', () => {
+  const noModel = { ...values, model: '' };
+  assert.equal(buildArgv('generic', { command: 'my-agent --prompt-file {prompt_file} --model {model} -v' }, noModel), ['my-agent', '--prompt-file', '/tmp/p 1.md', '-v']);
+  assert.equal(buildArgv('generic', { command: 'my-agent --model={model} {prompt_file}' }, noModel), ['my-agent', '/tmp/p 1.md']);
+  assert.equal(buildArgv('generic', { command: 'my-agent {model} x' }, noModel), ['my-agent', 'x'], 'a bare positional {model} goes alone');
+  assert.equal(buildArgv('generic', { command: 'my-agent --model {model}' }, values), ['my-agent', '--model', 'big-model'], 'a model keeps the pair');
+});
+
 Argv('agents.<name>.command replaces the binary, or the whole command when it has placeholders', () => {
   assert.equal(buildArgv('gemini', { command: 'npx "@google/gemini-cli"' }, values).slice(0, 4), ['npx', '@google/gemini-cli', '-p', values.prompt]);
   assert.equal(buildArgv('claude', { command: 'wrapper --file {prompt_file}' }, values), ['wrapper', '--file', '/tmp/p 1.md']);

@@ -48,6 +48,20 @@ T('GET /agents: one synthetic entry per claimed or in-progress task when no sess
   void b;
 });
 
+T('GET /agents/comparison counts only the caller\'s tenant', async () => {
+  h = await startAgents();
+  await addTenant(h.layout, 'acme');
+  const run = (tenant: string | undefined, adapter: string) => JSON.stringify({
+    session_id: 's', task_id: 't', ...(tenant ? { tenant } : {}), adapter, model: 'm', outcome: 'succeeded', seconds: 1, gates_passed: true, cost_usd: null, finished_at: '2026-01-01T00:00:00.000Z',
+  });
+  mkdirSync(dirname(h.layout.metricsRuns), { recursive: true });
+  writeFileSync(h.layout.metricsRuns, [run('default', 'claude'), run(undefined, 'claude'), run('acme', 'codex')].join('\n') + '\n');
+  const mine = (await h.api('GET', '/agents/comparison')).body;
+  assert.equal(mine.map((m: any) => [m.adapter, m.tasks]), [['claude', 2]], 'records from before tenants were recorded count as default');
+  const acme = (await h.api('GET', '/agents/comparison?tenant=acme')).body;
+  assert.equal(acme.map((m: any) => [m.adapter, m.tasks]), [['codex', 1]]);
+});
+
 T('GET /agents lists live sessions (not synthetic) with their task', async () => {
   h = await startAgents();
   const t = await h.create('hang here', ['hang']);

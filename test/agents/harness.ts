@@ -65,7 +65,7 @@ export async function startAgents(opts: { config?: (c: Config) => void; env?: Re
   const routes = [
     ...taskReadRoutes(svc), ...taskWriteRoutes(svc),
     ...agentRoutes({ svc, layout, store, orchestrator: lazy, openSse, followers, pingMs: 200 }),
-    ...partialMergeRoutes({ svc, git, layout, clock, baseBranch: lazy.baseBranch }),
+    ...partialMergeRoutes({ svc, git, layout, clock, baseBranch: lazy.baseBranch, sessions: () => orch.sessions() }),
   ];
   const server = await startServer({ root: repo.dir, routes, schemas: TASK_SCHEMAS, config: (c) => { c.server.rate_limit.enabled = false; } });
   const reload = opts.reloadConfig;

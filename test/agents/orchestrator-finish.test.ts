@@ -77,16 +77,23 @@ T('a merge conflict blocks the task for a human and keeps the agent\'s work in t
   writeFileSync(join(h.repo.dir, 'README.md'), 'user version\n');
   h.repo.git('commit', '-q', '-am', 'user readme');
   await h.until(() => h.task(t.id).status === 'blocked', 15_000, 'blocked');
-  assert.is(h.task(t.id).status_reason, 'merge conflict: README.md');
   assert.is(readFileSync(join(h.repo.dir, 'README.md'), 'utf8'), 'user version\n');
   const [ref] = refs('refs/sdd/graveyard/');
   assert.ok(ref);
   assert.is(h.repo.git('show', `${ref}:README.md`), 'agent version');
+  assert.is(h.task(t.id).status_reason, `merge conflict: README.md; the work is kept in ${ref}: merge it into main yourself, then run 'svc task close ${t.id} --merged'`);
+  // Other verbs say what a blocked task allows; a person merges by hand, then closes it with merged.
+  const done = await h.api('POST', `/tasks/${t.id}/complete`, { result_summary: 'by hand' });
+  assert.equal([done.status, done.body.detail], [409, `Cannot complete task '${t.id}' in state 'blocked' (allowed: unblock, fail, cancel, close (merged: true))`]);
+  assert.is((await h.api('POST', `/tasks/${t.id}/close`)).status, 409, 'a plain close does not close a blocked task');
+  h.repo.git('merge', '-q', '-X', 'theirs', '-m', 'merged by hand', ref!);
+  const closed = await h.api('POST', `/tasks/${t.id}/close`, { merged: true, reason: 'merged by hand in abc123' });
+  assert.equal([closed.status, closed.body.status, closed.body.status_reason], [200, 'closed', 'merged by hand in abc123']);
 });
 
 T('partial merge takes only committed files of the running session into main', async () => {
   h = await startAgents();
-  const t = await h.create('partial', ['edit file=a.txt content=A', 'commit message=a', 'edit file=b.txt content=B', 'log text=ready', 'hang']);
+  const t = await h.create('partial', ['edit file=a.txt content=A', 'edit file=c.txt content=C', 'commit message=a', 'edit file=b.txt content=B', 'log text=ready', 'hang']);
   await h.step();
   const [s] = h.orch.sessions();
   await waitLog(s!.session_id, /ready 1/);
@@ -104,6 +111,18 @@ T('partial merge takes only committed files of the running session into main', a
   const open = await h.create('not started');
   assert.is((await h.api('POST', `/tasks/${open.id}/partial-merge`, { files: ['a.txt'] })).status, 409);
   assert.is((await h.api('POST', `/tasks/${t.id}/partial-merge`, { files: ['../x'] })).status, 422);
+  // A task whose claim names someone else's session (a client chooses claimed_by_session) merges nothing of it.
+  for (const claimer of [s!.session_id, 'nobody-00000000', 'x..y']) {
+    const other = await h.create(`claims ${claimer}`);
+    const c = await h.api('POST', `/tasks/${other.id}/claim?claimed_by_session=${encodeURIComponent(claimer)}`);
+    assert.is(c.status, 200, JSON.stringify(c.body));
+    assert.is((await h.api('POST', `/tasks/${other.id}/progress`, { message: 'working' })).status, 200);
+    const stolen = await h.api('POST', `/tasks/${other.id}/partial-merge`, { files: ['c.txt'] });
+    assert.is(stolen.status, 409, JSON.stringify(stolen.body));
+    assert.match(stolen.body.detail, /not by a session svc started for it/);
+    assert.is((await h.api('GET', `/tasks/${other.id}/partial-merge`)).status, 404);
+  }
+  assert.is(h.repo.git('ls-tree', '--name-only', 'main', 'c.txt'), '', 'nothing of the session merged through another task');
 });
 
 T('a session whose progress snapshots stop changing is marked stalled, logged, and left running', async () => {

@@ -39,7 +39,7 @@ T('never more than max_agents run at once, at most batch_size start per tick', a
   }
 });
 
-T('a kill request stops a hanging agent within one tick and releases its task for a retry', async () => {
+T('a kill request stops a hanging agent within one tick and blocks its task (killed by <actor>) until someone unblocks it', async () => {
   h = await startAgents();
   const t = await h.create('hangs', ['log lines=2 text=before-hang', 'hang']);
   await h.step();
@@ -53,10 +53,15 @@ T('a kill request stops a hanging agent within one tick and releases its task fo
   assert.not.ok(isAlive(s.pid), 'process group killed');
   assert.not.ok(existsSync(h.layout.kill(s.session_id)), 'signal consumed');
   const after = h.task(t.id);
-  // The same tick may already have dispatched it again; either way the kill counted as a retry.
-  assert.is(after.retry_count, 1);
-  assert.ok(after.claimed_by_session !== s.session_id);
+  assert.is(after.status, 'blocked', 'the kill stops the work: it is not retried');
+  assert.is(after.status_reason, 'killed by env', 'the actor of the admin token from SERVICE_AUTH_TOKEN');
+  assert.is(after.retry_count, 0);
   assert.not.ok(h.orch.sessions().some((x) => x.session_id === s.session_id), 'session retired');
+  await h.step();
+  assert.equal(running(), [], 'nothing dispatched the blocked task again');
+  assert.is((await h.api('POST', `/tasks/${t.id}/unblock`, { reason: 'try again' })).body.status, 'open');
+  await h.step();
+  assert.is(h.task(t.id).status, 'in_progress', 'unblock makes it dispatchable again');
   assert.match(sessionLog(h.layout, s.session_id), /before-hang 2/);
   const runs = await h.svc.deps.store.readJsonl<{ outcome: string }>(h.layout.metricsRuns);
   assert.equal(runs.map((x) => x.outcome), ['killed']);

@@ -28,9 +28,11 @@ D('a crash is released for retry while retries remain, then failed', () => {
   assert.equal(last.kind === 'exit' && last.op, 'fail');
   assert.match(last.kind === 'exit' ? last.reason : '', /retries exhausted \(2 of 2\)/);
 });
-D('a killed agent counts as a retry and is recorded as killed', () => {
-  const a = decideSession({ sid: 's1', status: 'killed', exitCode: null, task: task() });
-  assert.equal(a.kind === 'exit' && [a.op, a.outcome], ['release', 'killed']);
+D('a person\'s kill blocks the task naming who killed it, whatever retries remain; it is recorded as killed', () => {
+  const a = decideSession({ sid: 's1', status: 'killed', exitCode: null, task: task(), killedBy: 'tok_ops' });
+  assert.equal(a, { kind: 'exit', op: 'block', reason: 'killed by tok_ops', countRetry: false, outcome: 'killed' });
+  const noRetries = decideSession({ sid: 's1', status: 'killed', exitCode: null, task: task({ retry_count: 2 }), killedBy: 'env' });
+  assert.equal(noRetries.kind === 'exit' && [noRetries.op, noRetries.reason], ['block', 'killed by env']);
 });
 D('a session whose task moved on (released, claimed by another, terminal) is retired', () => {
   assert.equal(decideSession({ sid: 's1', status: 'running', exitCode: null, task: task({ status: 'open', claimed_by_session: null }) }), { kind: 'retire', outcome: 'released' });

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentEnv, buildPrompt, promptPath } from '../../src/agents/index.ts';
+import { agentEnv, buildPrompt, GATE_CONTEXT_BYTES, promptPath, withSvcOnPath } from '../../src/agents/index.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 
 const Prompt = suite('agent prompt');
@@ -22,6 +22,35 @@ Prompt('tells the agent its task, worktree, branch and how to report', () => {
 Prompt('the agent env carries the task-scoped token, never the server admin token', () => {
   const env = agentEnv({ base: { PATH: '/bin', SERVICE_AUTH_TOKEN: 'admin-secret', UNSET: undefined }, serverUrl: 'http://h:1', taskId: 't1', sessionId: 's1', token: 'task-token' });
   assert.equal(env, { PATH: '/bin', SERVICE_SERVER_URL: 'http://h:1', SERVICE_TASK_ID: 't1', SERVICE_SESSION_ID: 's1', SERVICE_AUTH_TOKEN: 'task-token' });
+});
+
+Prompt('the running svc comes first on the agent PATH, once', () => {
+  const env = agentEnv({ base: { PATH: '/usr/bin:/srv/.sdd/runtime/bin:/bin' }, serverUrl: 'http://h:1', taskId: 't1', sessionId: 's1', token: 'tt', svcBinDir: '/srv/.sdd/runtime/bin' });
+  assert.is(env.PATH, '/srv/.sdd/runtime/bin:/usr/bin:/bin');
+  assert.is(withSvcOnPath(undefined, '/b'), '/b');
+  assert.is(withSvcOnPath('/usr/bin', undefined), '/usr/bin');
+});
+
+Prompt('a re-run prompt names the attempt, each failed gate with its command, and at most 4 KB of their output', () => {
+  const big = Array.from({ length: 2000 }, (_, i) => `line ${i} of the test output`).join('\n');
+  const base = { task: { id: 't1', title: 'T', description: 'd' }, sessionId: 's2', worktree: '/w', branch: 'agent/s2', baseBranch: 'main', serverUrl: 'http://h' };
+  const text = buildPrompt({
+    ...base,
+    previous: {
+      attempt: 3, maxReopens: 2, workRef: 'refs/sdd/graveyard/s1',
+      failedGates: [
+        { name: 'test', command: 'npm test', status: 'fail', exit_code: 1, output_tail: big },
+        { name: 'lint', command: 'npm run lint', status: 'timeout', exit_code: null, output_tail: 'lint: slow\n' },
+      ],
+    },
+  });
+  for (const needle of ['## Attempt 3', '### Gate `test`: fail (exit 1)', 'Command: `npm test`', '### Gate `lint`: timeout', 'Command: `npm run lint`', 'lint: slow', 'line 1999 of the test output', 'refs/sdd/graveyard/s1']) {
+    assert.ok(text.includes(needle), `prompt has ${needle}`);
+  }
+  assert.not.ok(text.includes('line 10 of the test output'), 'the start of a long output is cut');
+  const plain = buildPrompt(base);
+  assert.ok(Buffer.byteLength(text) - Buffer.byteLength(plain) < GATE_CONTEXT_BYTES + 1500, 'the gate section stays near its 4 KB budget');
+  assert.not.ok(plain.includes('## Attempt'));
 });
 
 Prompt('prompt files live under .sdd/runtime, and bad ids never reach a path', () => {

@@ -36,7 +36,7 @@ T('create, list and show print JSON with --json and a table otherwise', async ()
   // Independent reads run side by side: each CLI start costs about a second.
   const [page, table, shown, shownText] = await Promise.all([json('list'), text('list', '--status', 'open'), json('show', t.id), text('show', t.id)]);
   assert.is(page.total, 2);
-  assert.equal(page.tasks.map((x: any) => x.title), ['CLI first', 'CLI second']);
+  assert.equal(page.tasks.map((x: any) => x.title), ['CLI second', 'CLI first'], 'newest first');
   assert.match(table, /CLI first/);
   assert.match(table, /\(2 of 2\)/);
   assert.is(shown.id, t.id);
@@ -71,19 +71,26 @@ T('next, progress and complete walk a task to done; release and fail; cancel', a
   assert.is(cancelled.status, 'cancelled');
 });
 
-T('server errors exit 1 with the detail; usage errors exit 2', async () => {
-  const [missing, none, usage, denied] = await Promise.all([
+T('exit codes: not found 3, usage 2, authentication 4 (naming where a token comes from), cannot reach the server 5', async () => {
+  const [missing, none, usage, denied, away, clone] = await Promise.all([
     task('show', '01zzzzzzzzzzzzzzzzzzzzzzzz'), task('next', 'nobody'), task('complete', '01zzzzzzzzzzzzzzzzzzzzzzzz'),
     runCli(['task', 'list'], { cwd: elsewhere.dir, env: { SERVICE_SERVER_URL: a.s.url, SERVICE_AUTH_TOKEN: 'wrong' } }),
+    runCli(['task', 'list'], { cwd: elsewhere.dir, env: { SERVICE_SERVER_URL: 'http://127.0.0.1:9', SERVICE_AUTH_TOKEN: 'x' } }),
+    runCli(['task', 'list'], { cwd: elsewhere.dir, env: { SERVICE_SERVER_URL: a.s.url, SERVICE_AUTH_TOKEN: '' } }),
   ]);
-  assert.is(missing.code, 1);
+  assert.is(missing.code, 3);
   assert.match(missing.stderr, /404.*not found/);
-  assert.is(none.code, 1);
+  assert.is(none.code, 3, 'task next with nothing to claim');
   assert.match(none.stderr, /No open tasks for role 'nobody'/);
   assert.is(usage.code, 2);
   assert.match(usage.stderr, /--summary is required/);
-  assert.is(denied.code, 1);
-  assert.match(denied.stderr, /401/);
+  assert.is(denied.code, 4);
+  assert.match(denied.stderr, /401.*\(used SERVICE_AUTH_TOKEN from the environment\)/);
+  assert.is(away.code, 5);
+  assert.match(away.stderr, /cannot reach svc at http:\/\/127.0.0.1:9/);
+  assert.is(clone.code, 4, 'a clone has no secrets');
+  assert.match(clone.stderr, /no token: .*\.sdd\/secrets\/admin\.token/);
+  assert.not.match(clone.stderr, /\n\s+at /, 'no stack trace');
 });
 
 T.run();

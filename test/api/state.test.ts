@@ -22,10 +22,12 @@ T('every change lands in refs/sdd/state with a message naming the verbs and ids'
   await a.verb(other.id, 'cancel', {});
   await a.s.api('PATCH', `/tasks/${other.id}`, { priority: 9 });
   await flush();
-  const log = a.repo.git('log', 'refs/sdd/state', '--format=%s');
-  for (const note of [`create ${t.id}`, `claim ${t.id} by backend-3f2a`, `complete ${t.id}`, `create ${other.id}`, `block ${other.id}`, `cancel ${other.id}`, `patch ${other.id}`]) {
+  const log = a.repo.git('log', 'refs/sdd/state', '--format=%B');
+  const named = (verb: string, task: { id: string; title: string }) => `${verb} "${task.title}" (${task.id})`;
+  for (const note of [named('create', t), `${named('claim', t)} by backend-3f2a`, named('complete', t), named('create', other), named('block', other), named('cancel', other), named('patch', other)]) {
     assert.ok(log.includes(note), `log names "${note}":\n${log}`);
   }
+  assert.ok(log.includes('Svc-Actor: env'), `the actor is a trailer:\n${log}`);
   const shard = t.id.slice(-2);
   const files = a.repo.git('ls-tree', '-r', '--name-only', 'refs/sdd/state');
   assert.ok(files.split('\n').some((f) => f.endsWith(`tasks/${shard}/${t.id}.json`)), files);
@@ -57,7 +59,7 @@ T('a restarted server serves the same board: claims, queue order and dependencie
   await a.verb(dep.id, 'complete', { result_summary: 'after restart' });
   assert.is((await a.s.api('GET', '/tasks/next/restart')).body.id, waiting.id);
   await flush();
-  assert.match(a.repo.git('log', 'refs/sdd/state', '--format=%s', '-n', '3'), new RegExp(`complete ${dep.id}`));
+  assert.match(a.repo.git('log', 'refs/sdd/state', '--format=%s', '-n', '3'), `complete "${dep.title}" (${dep.id})`);
 });
 
 T('transitions appear in .sdd/audit/<date>.jsonl; svc audit verify passes, then names the tampered line', async () => {

@@ -15,7 +15,7 @@ const T = suite('tenants over HTTP');
 T.before(async () => {
   a = await boot({ before: (repo) => {
     mkdirSync(join(repo.dir, '.sdd'), { recursive: true });
-    writeFileSync(join(repo.dir, '.sdd', 'tenants.json'), JSON.stringify({ default: {}, a: { max_tasks: 3 }, b: {}, c: { max_tasks: 5 } }, null, 2) + '\n');
+    writeFileSync(join(repo.dir, '.sdd', 'tenants.json'), JSON.stringify({ default: {}, a: { max_tasks: 3 }, b: {}, c: { max_tasks: 5 }, d: {} }, null, 2) + '\n');
   } });
   const cli = await runCli(['token', 'create', '--role', 'agent', '--tenant', 'a', '--json'], { cwd: a.repo.dir });
   assert.is(cli.code, 0, cli.stderr);
@@ -91,17 +91,17 @@ T('an unbound (admin) token may name any tenant; an unknown tenant answers 404',
   assertError(await a.s.api('POST', '/tasks/batch', { tasks: [{ title: 'x1', tenant: 'a' }, { title: 'x2', tenant: 'b' }] }), 422, /several tenants/);
 });
 
-T('tenant quota: active tasks beyond max_tasks answer 429 with Retry-After; finished work frees the slot', async () => {
+T('tenant quota: active tasks beyond max_tasks answer 429 naming the command that raises it, without Retry-After; finished work frees the slot', async () => {
   // Tenant a allows 3 active tasks and holds one (claimed) already.
   assert.is((await asA('POST', '/tasks', { title: 'a2' })).status, 201);
   const batch = await asA('POST', '/tasks/batch', { tasks: [{ title: 'a3' }, { title: 'a4' }] });
   assert.is(batch.status, 429, 'a batch counts every task it would create');
-  assert.ok(Number(batch.headers.get('retry-after')) > 0);
+  assert.is(batch.headers.get('retry-after'), null, 'waiting alone does not help');
   const third = await asA('POST', '/tasks', { title: 'a3' });
   assert.is(third.status, 201);
   const over = await asA('POST', '/tasks', { title: 'a4' });
-  assertError(over, 429, /max_tasks/);
-  assert.ok(Number(over.headers.get('retry-after')) > 0, 'Retry-After header');
+  assertError(over, 429, /max_tasks limit \(3\); .*svc tenant set a --max-tasks/);
+  assert.is(over.headers.get('retry-after'), null, 'no Retry-After');
   assert.is((await asA('GET', '/tasks/counts')).body.total, 3);
   assert.is((await a.s.api('POST', '/tasks', { title: 'other tenants are unaffected' }, bearer(tokB))).status, 201);
   const done = await asA('POST', `/tasks/${third.body.id}/fail`, { reason: 'frees a slot' });
@@ -117,11 +117,41 @@ T('32 concurrent creates against a quota of 5: exactly 5 created, 27 answer 429'
   assert.is((await a.s.api('GET', '/tasks/counts?tenant=c')).body.total, 5);
 });
 
+T('file ownership is per tenant: another tenant holding the same path neither blocks a claim nor is named', async () => {
+  const asB = (m: string, p: string, body?: unknown) => a.s.api(m, p, body, bearer(tokB));
+  const held = (await asB('POST', '/tasks', { title: 'b owns it', role: 'own', owned_files: ['src/shared.ts'] })).body;
+  assert.is((await asB('POST', `/tasks/${held.id}/claim`)).status, 200);
+  const asC = (m: string, p: string, body?: unknown) => a.s.api(m, p, body, { 'x-tenant-id': 'd' });
+  const mine = (await asC('POST', '/tasks', { title: 'c owns it too', role: 'own', owned_files: ['src/shared.ts'] })).body;
+  const claimed = await asC('POST', `/tasks/${mine.id}/claim`);
+  assert.is(claimed.status, 200, JSON.stringify(claimed.body));
+  // Within one tenant the conflict stands, and names only that tenant's task.
+  const second = (await asC('POST', '/tasks', { title: 'c again', role: 'own', owned_files: ['src/shared.ts'] })).body;
+  const refused = await asC('POST', `/tasks/${second.id}/claim`);
+  assert.is(refused.status, 409);
+  assert.match(refused.body.detail, new RegExp(mine.id));
+  assert.not.match(refused.body.detail, new RegExp(held.id));
+});
+
 T('roles: a viewer cannot write, an agent cannot drain', async () => {
   assertError(await a.s.api('POST', '/tasks', { title: 'v' }, bearer(viewer)), 403, /viewer role/);
   assert.is((await a.s.api('GET', '/tasks/counts', undefined, bearer(viewer))).status, 200);
   assertError(await asA('POST', '/drain'), 403, 'admin role required');
   assert.is((await a.s.api('GET', '/drain')).body.draining, false);
+});
+
+T('totals across tenants: /health anonymous has none, /metrics is for unbound admins and operators, /drain counts the caller\'s tenant', async () => {
+  const anon = await fetch(`${a.s.url}/health`);
+  assert.equal(Object.keys((await anon.json()) as object).sort(), ['status', 'uptime_s', 'version']);
+  assertError(await a.s.api('GET', '/metrics', undefined, bearer(viewer)), 403, /operate|role/);
+  const bound = (await createToken(sddLayout(a.repo.dir), { role: 'operator', tenant: 'b' }, systemClock)).token;
+  assertError(await a.s.api('GET', '/metrics', undefined, bearer(bound)), 403, /not bound to a tenant/);
+  assert.is((await a.s.api('GET', '/metrics')).status, 200);
+  const all = (await a.s.api('GET', '/drain')).body.active_tasks;
+  const mine = (await a.s.api('GET', '/drain', undefined, bearer(bound))).body.active_tasks;
+  const counts = (await a.s.api('GET', '/tasks/counts', undefined, bearer(bound))).body;
+  assert.is(mine, counts.claimed + counts.in_progress);
+  assert.ok(all > mine, `every tenant: ${all}, tenant b: ${mine}`);
 });
 
 T.run();

@@ -42,6 +42,7 @@ const OPS: Record<string, { verb: string; call: (id: string) => Promise<Res>; st
   complete_violation: { verb: 'complete', call: (id) => a.verb(id, 'complete', { result_summary: 'x', payload: { outcome: 'completed', tests: { passed: -1, failed: 0 } } }), status: 422 },
   fail: { verb: 'fail', call: (id) => a.verb(id, 'fail', { error: 'boom' }), status: 200 },
   close: { verb: 'close', call: (id) => a.verb(id, 'close'), status: 200 },
+  close_merged: { verb: 'close', call: (id) => a.verb(id, 'close', { merged: true }), status: 200 },
   block: { verb: 'block', call: (id) => a.verb(id, 'block', { reason: 'waiting on legal' }), status: 200 },
   unblock: { verb: 'unblock', call: (id) => a.verb(id, 'unblock', { reason: 'legal said yes' }), status: 200 },
   wait: { verb: 'wait-for-subtasks', call: (id) => a.verb(id, 'wait-for-subtasks', {}), status: 200 },
@@ -49,16 +50,18 @@ const OPS: Record<string, { verb: string; call: (id: string) => Promise<Res>; st
   cancel: { verb: 'cancel', call: (id) => a.verb(id, 'cancel', {}), status: 200 },
 };
 
-// DECISIONS.md, States and transitions: operation -> (allowed sources, target).
+// DECISIONS.md, States and transitions: operation -> (allowed sources, target). Complete from open claims the task
+// for the caller and completes it in one step; a bad report on an open task is a 422 that changes nothing (below).
 const TABLE: [op: string, from: string[], to: string][] = [
   ['claim', ['open'], 'claimed'],
   ['release', ['claimed', 'in_progress'], 'open'],
-  ['complete', ['claimed', 'in_progress', 'waiting_for_subtasks'], 'done'],
+  ['complete', ['open', 'claimed', 'in_progress', 'waiting_for_subtasks'], 'done'],
   ['refuse', ['claimed', 'in_progress'], 'refused'],
   ['complete_empty', ['claimed', 'in_progress'], 'failed'],
   ['complete_violation', ['claimed', 'in_progress'], 'failed'],
   ['fail', ['open', 'claimed', 'in_progress', 'blocked', 'waiting_for_subtasks'], 'failed'],
   ['close', ['done'], 'closed'],
+  ['close_merged', ['blocked', 'done'], 'closed'],
   ['block', ['open', 'claimed', 'in_progress', 'waiting_for_subtasks'], 'blocked'],
   ['unblock', ['blocked'], 'open'],
   ['wait', ['claimed', 'in_progress'], 'waiting_for_subtasks'],
@@ -81,15 +84,16 @@ T('every allowed (state, operation) pair of the table reaches its target state',
   }
 });
 
-T('every disallowed (state, operation) pair answers 409 "Cannot <verb> task \'<id>\' in state \'<state>\'" and changes nothing', async () => {
+T('every disallowed (state, operation) pair answers 409 "Cannot <verb> task \'<id>\' in state \'<state>\'" naming what the state allows, and changes nothing', async () => {
   let checked = 0;
   for (const from of STATES) {
     for (const [op, froms] of TABLE) {
       if (froms.includes(from)) continue;
+      if (from === 'open' && (op === 'complete_empty' || op === 'complete_violation')) continue;
       // A task waiting for subtasks accepts only the valid-summary complete; the failing completes are 409 too.
       const t = await inState(from);
       const r = await OPS[op]!.call(t.id);
-      assertError(r, 409, `Cannot ${OPS[op]!.verb} task '${t.id}' in state '${from}'`);
+      assertError(r, 409, new RegExp(`^Cannot ${OPS[op]!.verb} task '${t.id}' in state '${from}' \\((allowed: [a-z, ():-]+[a-z)]|'${from}' is terminal)\\)$`));
       const after = await a.get(t.id);
       assert.is(after.status, from);
       assert.is(after.version, t.version, `${op} from ${from} left the version alone`);
@@ -97,6 +101,17 @@ T('every disallowed (state, operation) pair answers 409 "Cannot <verb> task \'<i
     }
   }
   assert.ok(checked > 60, `checked ${checked} pairs`);
+});
+
+T('a bad completion report on an open task answers 422 and leaves it open (nobody held it, so nothing is failed)', async () => {
+  for (const op of ['complete_empty', 'complete_violation']) {
+    const t = await inState('open');
+    const r = await OPS[op]!.call(t.id);
+    assert.is(r.status, 422, JSON.stringify(r.body));
+    assert.type(r.body.detail, 'string');
+    const after = await a.get(t.id);
+    assert.equal([after.status, after.version], ['open', t.version]);
+  }
 });
 
 T('claim with a stale expected_version answers 409 naming both versions; the right one claims', async () => {
@@ -216,7 +231,7 @@ T('cancel cascades to every non-terminal descendant and returns the root', async
   assert.is((await a.get(child.id)).status, 'cancelled');
   assert.is((await a.get(grandchild.id)).status, 'cancelled');
   assert.is((await a.get(sibling.id)).status, 'failed', 'a terminal descendant is left alone');
-  assertError(await a.verb(root.id, 'cancel', {}), 409, `Cannot cancel task '${root.id}' in state 'cancelled'`);
+  assertError(await a.verb(root.id, 'cancel', {}), 409, `Cannot cancel task '${root.id}' in state 'cancelled' ('cancelled' is terminal)`);
   const rootNow = await a.get(root.id);
   assert.is(rootNow.status_reason, 'project dropped');
   assert.is(rootNow.version, root.version + 2, 'root: split, then cancel; never blocked by its cancelled children on the way');

@@ -11,7 +11,7 @@ import { ADMIN, startServer, type Harness } from '../server/harness.ts';
 
 const echo = (method: 'GET' | 'POST', path: string, access: Access): Route => defineRoute({
   method, path, operationId: `${method}_${path}`.replace(/\W/g, '_'), summary: path, tags: ['t'], access,
-  ...(path.includes(':task_id') ? { params: Type.Object({ task_id: Type.String() }) } : {}),
+  ...(path.includes(':task_id') ? { params: Type.Object({ task_id: Type.String() }), taskScope: 'own' as const } : {}),
   responses: { 200: { description: 'The principal' } }, handler: ({ principal }) => principal,
 });
 const routes = [
@@ -106,7 +106,9 @@ A('an agent token scoped to a task cannot act on another task', async () => {
   const { token } = await createToken(h.layout, { role: 'agent', taskId: 'task-a' }, clock);
   assert.is(await status('/tasks/task-a/complete', { method: 'POST', token }), 200);
   const r = await h.fetch('/tasks/task-b/complete', { method: 'POST', token });
-  assert.equal([r.status, await r.json()], [403, { detail: "token is scoped to task 'task-a'" }]);
+  assert.equal([r.status, await r.json()], [403, { detail: "token is scoped to task 'task-a': task 'task-b' is not its task" }]);
+  const other = await h.fetch('/task-op', { method: 'POST', token });
+  assert.equal([other.status, await other.json()], [403, { detail: "token is scoped to task 'task-a': this endpoint is outside its task" }]);
   const own = await (await h.fetch('/tasks/task-a/complete', { method: 'POST', token })).json();
   assert.is(own.taskId, 'task-a');
 });

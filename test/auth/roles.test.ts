@@ -32,10 +32,12 @@ T('denials carry the contract wording', () => {
   assert.is(accessDenied(who('viewer'), 'task', {})?.status, 403);
 });
 
-T('a task-scoped token only reaches its own task_id', () => {
-  assert.is(accessDenied(who('agent', 'a'), 'task', { task_id: 'a' }), null);
-  assert.is(accessDenied(who('agent', 'a'), 'task', { task_id: 'b' })?.status, 403);
-  assert.is(accessDenied(who('agent', 'a'), 'read', { role: 'backend' }), null, 'routes without task_id are not task-scoped');
+T('a task-scoped token only reaches routes that admit it, and with `own` only its own task_id', () => {
+  assert.is(accessDenied(who('agent', 'a'), 'task', { task_id: 'a' }, 'own'), null);
+  assert.is(accessDenied(who('agent', 'a'), 'task', { task_id: 'b' }, 'own')?.status, 403);
+  assert.is(accessDenied(who('agent', 'a'), 'task', { task_id: 'a' })?.status, 403, 'a route that declares no task scope refuses it');
+  assert.is(accessDenied(who('agent', 'a'), 'read', { role: 'backend' })?.status, 403, 'board-wide reads are outside its task');
+  assert.is(accessDenied(who('agent', 'a'), 'task', {}, 'parent'), null, 'parent and session scopes are checked by their handlers');
   assert.is(accessDenied(who('agent'), 'task', { task_id: 'b' }), null, 'unscoped tokens reach every task');
 });
 

@@ -120,10 +120,12 @@ Scope('header and query naming different tenants is 422', () => {
 
 const Quota = suite('tenant quota');
 
-Quota('exactly max_tasks active is allowed, one more is 429 with Retry-After', () => {
+Quota('exactly max_tasks active is allowed, one more is 429 saying how to raise the quota, with no Retry-After', () => {
   checkQuota({ tenant: 'acme', activeCount: 2, adding: 1, registry });
   const e = httpError(() => checkQuota({ tenant: 'acme', activeCount: 3, adding: 1, registry }));
-  assert.equal([e.status, e.body(), e.headers], [429, { detail: "Tenant 'acme' has reached max_tasks limit (3)" }, { 'retry-after': '30' }]);
+  assert.equal([e.status, e.body(), e.headers], [429, {
+    detail: "Tenant 'acme' has reached max_tasks limit (3); finish or cancel tasks, or raise it: svc tenant set acme --max-tasks 6",
+  }, {}]);
 });
 
 Quota('a batch counts every task it would create', () => {
@@ -134,8 +136,8 @@ Quota('a batch counts every task it would create', () => {
 
 Quota('a tenant without max_tasks gets the configured default, else 1000', () => {
   checkQuota({ tenant: 'beta', activeCount: 999, adding: 1, registry });
-  assert.is(httpError(() => checkQuota({ tenant: 'beta', activeCount: 1000, adding: 1, registry })).detail,
-    "Tenant 'beta' has reached max_tasks limit (1000)");
+  assert.match(httpError(() => checkQuota({ tenant: 'beta', activeCount: 1000, adding: 1, registry })).detail,
+    "Tenant 'beta' has reached max_tasks limit (1000);");
   checkQuota({ tenant: 'beta', activeCount: 9, adding: 1, registry, defaultMax: 10 });
   assert.is(httpError(() => checkQuota({ tenant: 'beta', activeCount: 10, adding: 1, registry, defaultMax: 10 })).status, 429);
 });

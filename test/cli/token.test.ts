@@ -34,13 +34,14 @@ tokens('create prints a token once, stores only its hash, and the running server
   } finally { await srv.kill(); repo.cleanup(); }
 });
 
-tokens('bad role is a usage error (exit 2); unknown id to revoke exits 1', async () => {
+tokens('bad role is a usage error (exit 2); unknown id to revoke exits 3 naming the tokens file', async () => {
   const repo = makeRepo();
   try {
     assert.is((await runCli(['token', 'create', '--role', 'root'], { cwd: repo.dir })).code, 2);
     const r = await runCli(['token', 'revoke', 'tok_nope'], { cwd: repo.dir });
-    assert.is(r.code, 1);
+    assert.is(r.code, 3);
     assert.ok(r.stderr.includes('tok_nope'));
+    assert.ok(r.stderr.includes('.sdd/secrets/tokens.json'), r.stderr);
   } finally { repo.cleanup(); }
 });
 

@@ -55,6 +55,18 @@ up('first start creates .sdd from the template, excludes it from git, writes a 0
   } finally { await srv.kill(); repo.cleanup(); }
 });
 
+up('a SERVICE_AUTH_TOKEN shorter than 32 characters is refused with a message (exit 1); runtime and secrets are 0700', async () => {
+  const repo = makeRepo();
+  try {
+    const r = await runCli(['up', '--port', '0', '--no-orchestrator'], { cwd: repo.dir, env: { SERVICE_AUTH_TOKEN: 'short-token' } });
+    assert.is(r.code, 1);
+    assert.match(r.stderr, /SERVICE_AUTH_TOKEN is 11 characters long; an admin token needs at least 32/);
+    for (const d of ['secrets', 'runtime', 'runtime/logs', 'runtime/prompts']) {
+      assert.is(statSync(join(repo.dir, '.sdd', d)).mode & 0o777, 0o700, d);
+    }
+  } finally { repo.cleanup(); }
+});
+
 up('a second server on the same tree is refused with the pid and port of the first (exit 1)', async () => {
   const repo = makeRepo();
   const first = await startServer(repo.dir, { args: ['--no-orchestrator'] });

@@ -61,9 +61,12 @@ T('tasks created over HTTP run in agent worktrees, stream their logs live, pass 
   for (let i = 0; i < 200 && ((await s.api('GET', '/agents')).body as any[]).length > 0; i++) await sleep(25);
   // Every step of every task is in the state history (the group commit runs every 250 ms).
   await sleep(600);
-  const history = repo.git('log', '--format=%s', 'refs/sdd/state');
+  const history = repo.git('log', '--format=%B', 'refs/sdd/state');
   for (const id of ids) {
-    for (const step of [`claim ${id} by backend-`, `start ${id}`, `complete ${id}`, `close ${id}`]) assert.ok(history.includes(step), `${step} in history`);
+    // `claim "<title>" (<id>) by backend-…`: the verb, the task's title and id.
+    for (const step of ['claim', 'start', 'complete', 'close']) {
+      assert.match(history, new RegExp(`${step} "[^"\\n]*" \\(${id}\\)${step === 'claim' ? ' by backend-' : ''}`), `${step} ${id} in history`);
+    }
   }
   assert.is(repo.git('worktree', 'list').split('\n').length, 1, 'no worktree left behind');
   assert.is(repo.git('for-each-ref', 'refs/heads/agent/'), '');

@@ -49,7 +49,7 @@ export function runCli(args: string[], opts: { cwd: string; env?: Record<string,
 
 /** Start `svc up --port 0` in `repo` and wait until it answers /health. */
 export async function startServer(repo: string, opts: { args?: string[]; env?: Record<string, string>; token?: string; timeoutMs?: number } = {}): Promise<RunningServer> {
-  const token = opts.token ?? 'test-admin-token-0123456789';
+  const token = opts.token ?? 'test-admin-token-0123456789abcdef0123';
   const child = spawn(process.execPath, svcArgv('up', '--port', '0', '--log-json', ...(opts.args ?? [])), {
     cwd: repo, env: { ...process.env, NO_COLOR: '1', SERVICE_AUTH_TOKEN: token, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'],
   });

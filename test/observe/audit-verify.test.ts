@@ -32,7 +32,7 @@ Verify('an empty or absent audit folder verifies without creating a key', async 
   const tmp = makeTempDir('svc-audit-verify-');
   const layout = sddLayout(tmp.dir);
   const res = await verifyAudit(layout);
-  assert.equal(res, { ok: true, records: 0, segments: 0, lastSeq: 0, warnings: [] });
+  assert.equal(res, { ok: true, records: 0, segments: 0, lastSeq: 0, hmacChecked: true, warnings: [] });
   assert.not.ok(existsSync(layout.auditKey));
   tmp.cleanup();
 });

@@ -9,8 +9,10 @@ import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { rawRequest, report, sleep } from './lib.ts';
 
-const PUBLIC = ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/.well-known/agent.json', '/docs', '/openapi.json'];
+const PUBLIC = ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/.well-known/agent.json', '/docs', '/openapi.json', '/auth/providers', '/board'];
 const JSON_CT = { 'content-type': 'application/json' };
+// Routes that authenticate by their own HMAC signature and take no bearer token (INTERFACE Authentication 4).
+const SIGNED = (path: string) => path === '/webhook' || path.startsWith('/webhooks/') || path.startsWith('/hooks/');
 
 const test = suite('auth');
 let repo: TempRepo;
@@ -55,7 +57,7 @@ test('every non-public route refuses a missing, malformed, unknown, expired or r
     ['expired', { authorization: `Bearer ${tok.expired}` }], ['revoked', { authorization: `Bearer ${tok.revoked}` }],
   ];
   const wrong: string[] = [];
-  for (const r of routes.filter((x) => !PUBLIC.includes(x.path))) {
+  for (const r of routes.filter((x) => !PUBLIC.includes(x.path) && !SIGNED(x.path))) {
     stats.routes++;
     for (const [label, headers] of bad) {
       const res = await call(r.method, fill(r.path), headers);
@@ -70,7 +72,8 @@ test('every non-public route refuses a missing, malformed, unknown, expired or r
 });
 
 test('a viewer gets 403 on every write, an agent 403 on /drain; both still read', async () => {
-  const writes = routes.filter((r) => !PUBLIC.includes(r.path) && (r.method !== 'GET' || r.path === '/tasks/next/{role}'));
+  // git-upload-pack is a POST that only reads (a fetch of refs/sdd/state): any role may call it.
+  const writes = routes.filter((r) => !PUBLIC.includes(r.path) && !SIGNED(r.path) && (r.method !== 'GET' || r.path === '/tasks/next/{role}') && r.path !== '/state.git/git-upload-pack');
   const wrong: string[] = [];
   for (const r of writes) {
     const res = await call(r.method, fill(r.path), { authorization: `Bearer ${tok.viewer}` });
@@ -86,8 +89,24 @@ test('a viewer gets 403 on every write, an agent 403 on /drain; both still read'
   assert.is((await s.api('GET', '/drain')).body.draining, false, 'no refused call drained the server');
   for (const role of ['viewer', 'agent', 'operator']) {
     assert.is((await call('GET', `/tasks/${task.id}`, { authorization: `Bearer ${tok[role]}` })).status, 200, `${role} reads a task`);
+    assert.is((await call('GET', '/state.git/info/refs?service=git-upload-pack', { authorization: `Bearer ${tok[role]}` })).status, 200, `${role} reads /state.git`);
   }
   assert.is((await call('POST', '/tasks', { authorization: `Bearer ${tok.agent}` })).status, 422, 'an agent reaches a write (then validation)');
+});
+
+test('signed webhook routes take no bearer token: unsigned, with any token (even the admin one), none answers 2xx', async () => {
+  const signed = routes.filter((r) => SIGNED(r.path));
+  assert.ok(signed.length >= 5, `${signed.length} signed routes`);
+  const wrong: string[] = [];
+  for (const r of signed) {
+    for (const headers of [{}, { authorization: `Bearer ${s.token}` }, { authorization: `Bearer ${tok.viewer}` }] as Record<string, string>[]) {
+      const res = await call(r.method, fill(r.path.replace('{adapter}', 'github')), headers);
+      // 401 bad signature; 404 chat without a secret or an unknown session; 503 webhook, hooks or tracker without a secret.
+      if (![401, 404, 503].includes(res.status) || typeof res.json?.detail !== 'string') wrong.push(`${r.method} ${r.path}: ${res.status} ${res.text.slice(0, 100)}`);
+    }
+  }
+  assert.equal(wrong, []);
+  assert.is((await s.api('GET', `/tasks/${task.id}`)).body.version, task.version);
 });
 
 test('a token bound to another tenant sees 404 for the task and 403 naming the other tenant', async () => {
@@ -108,6 +127,26 @@ test('a token bound to another tenant sees 404 for the task and 403 naming the o
   const own = await call('GET', '/tasks?limit=100', acme);
   assert.equal(own.json.tasks, [], 'the acme token lists none of default\'s tasks');
   assert.is((await s.api('GET', `/tasks/${task.id}`)).body.version, task.version, 'the other tenant changed nothing');
+});
+
+test('without SSO configured every listed /auth route answers 404 "SSO is not configured", with or without a token', async () => {
+  const listed = [['GET', '/auth/login'], ['GET', '/auth/oidc/callback'], ['POST', '/auth/saml/acs'], ['GET', '/auth/saml/metadata'],
+    ['POST', '/auth/cli/device'], ['POST', '/auth/cli/token'], ['POST', '/auth/cli/authorize'], ['POST', '/auth/logout'],
+    ['GET', '/auth/group-mappings'], ['PUT', '/auth/group-mappings'], ['GET', '/auth/users']];
+  for (const [method, path] of listed) {
+    for (const headers of [{}, { authorization: `Bearer ${s.token}` }] as Record<string, string>[]) {
+      const res = await call(method!, path!, headers);
+      assert.is(res.status, 404, `${method} ${path}`);
+      assert.equal(res.json, { detail: 'SSO is not configured' });
+    }
+  }
+  const providers = await call('GET', '/auth/providers', {});
+  assert.is(providers.json.configured, false);
+  assert.equal(providers.json.providers, []);
+  assert.is((await call('GET', '/auth/me', {})).status, 401);
+  const me = await call('GET', '/auth/me', { authorization: `Bearer ${tok.viewer}` });
+  assert.is(me.json.role, 'viewer', 'a token sees its own role');
+  assert.is(me.json.kind, 'token');
 });
 
 test('public paths answer without a token', async () => {

@@ -25,7 +25,8 @@ const stats = { requests: 0, five_xx: 0, wrong: 0, routes: 0, passes: 0 };
 test.before(async () => {
   repo = makeRepo('svc-bad-');
   liftQuota(repo.dir);
-  s = await startServer(repo.dir, { args: ['--no-orchestrator'] });
+  // With their secrets set, the signed webhook routes judge the input (401 unsigned) instead of answering 503 unconfigured.
+  s = await startServer(repo.dir, { args: ['--no-orchestrator'], env: { SERVICE_WEBHOOK_SECRET: 'bad-input-secret', SERVICE_HOOK_SECRET: 'bad-input-secret' } });
   spec = (await s.api('GET', '/openapi.json')).body;
 });
 test.after(async () => {

@@ -151,7 +151,7 @@ test.after(() => report('race', { ...stats, clients: CLIENTS, rounds_per_test: R
 // DECISIONS.md transitions for these four verbs; undefined = 409.
 function allowed(verb: string, from: string): string | undefined {
   const table: Record<string, Record<string, string>> = {
-    complete: { claimed: 'done', in_progress: 'done', waiting_for_subtasks: 'done' },
+    complete: { open: 'done', claimed: 'done', in_progress: 'done', waiting_for_subtasks: 'done' },
     fail: { open: 'failed', claimed: 'failed', in_progress: 'failed', blocked: 'failed', waiting_for_subtasks: 'failed' },
     release: { claimed: 'open', in_progress: 'open' },
     cancel: { open: 'cancelled', claimed: 'cancelled', in_progress: 'cancelled', done: 'cancelled', blocked: 'cancelled', waiting_for_subtasks: 'cancelled' },

@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createToken } from '../../src/auth/index.ts';
 import { manualClock } from '../../src/lib/clock.ts';
+import { defineRoute } from '../../src/lib/route.ts';
 import { createAllowlist } from '../../src/server/allowlist.ts';
 import { takeToken } from '../../src/server/rate-limit.ts';
 import { ADMIN, startServer } from './harness.ts';
@@ -31,7 +32,8 @@ P('allowlist: CIDRs, bare addresses, IPv4-mapped IPv6, loopback switch, bad entr
   assert.not.ok(a.allows('192.168.1.8'));
   assert.ok(a.allows('2001:db8::1'));
   assert.not.ok(a.allows('127.0.0.1'));
-  assert.ok(createAllowlist(['10.0.0.0/8']).allows('::1'), 'loopback allowed by default');
+  assert.not.ok(createAllowlist(['10.0.0.0/8']).allows('::1'), 'loopback is not listed by default');
+  assert.ok(createAllowlist(['10.0.0.0/8'], { allowLoopback: true }).allows('::1'));
   assert.ok(createAllowlist([]).allows('8.8.8.8'), 'empty list allows all');
   assert.throws(() => createAllowlist(['10.0.0.0/33']), /allowed_ips/);
   assert.throws(() => createAllowlist(['example.com']), /allowed_ips/);
@@ -94,15 +96,37 @@ S('allowlist: a client outside it → 403 naming its IP; probes and docs stay re
   }
 });
 
-S('allowlist: listed addresses pass; loopback passes by default', async () => {
-  const listed = await startServer({ allowLoopback: false, config: (c) => { c.server.allowed_ips = ['10.0.0.0/8', '127.0.0.1/32']; } });
+S('signed (hmac) routes skip the bearer token but not the allowlist, the body limit or the rate limit', async () => {
+  const signed = defineRoute({ method: 'POST', path: '/hook', operationId: 'hook', summary: 'signed', tags: ['t'], access: 'hmac', rawBody: true,
+    responses: { 200: { description: 'ok' } }, handler: ({ raw }) => ({ bytes: raw?.length }) });
+  const outside = await startServer({ routes: [signed], allowLoopback: false, config: (c) => { c.server.allowed_ips = ['10.0.0.0/8']; } });
+  const open = await startServer({ routes: [signed], clock: manualClock(), config: (c) => {
+    c.server.body_limit_bytes = 1024; c.server.rate_limit = { enabled: true, requests_per_s: 1, burst: 2, exempt_loopback: false };
+  } });
+  try {
+    assert.is((await outside.fetch('/hook', { method: 'POST', body: 'x' })).status, 403);
+    assert.equal(await (await open.fetch('/hook', { method: 'POST', body: 'x' })).json(), { bytes: 1 }, 'no bearer needed');
+    assert.is((await open.fetch('/hook', { method: 'POST', body: 'x'.repeat(2048) })).status, 413);
+    assert.is((await open.fetch('/hook', { method: 'POST', body: 'x' })).status, 429, 'counted per IP');
+  } finally {
+    await outside.close();
+    await open.close();
+  }
+});
+
+S('allowlist: listed addresses pass; loopback passes a non-empty list only when exempt_loopback says so', async () => {
+  const listed = await startServer({ config: (c) => { c.server.allowed_ips = ['10.0.0.0/8', '127.0.0.1/32']; } });
   const byDefault = await startServer({ config: (c) => { c.server.allowed_ips = ['10.0.0.0/8']; } });
+  const exempt = await startServer({ config: (c) => { c.server.allowed_ips = ['10.0.0.0/8']; c.server.exempt_loopback = true; } });
   try {
     assert.is((await listed.fetch('/', { token: ADMIN })).status, 200);
-    assert.is((await byDefault.fetch('/', { token: ADMIN })).status, 200);
+    // A reverse proxy on the same host would otherwise let the whole world in as 127.0.0.1.
+    assert.is((await byDefault.fetch('/', { token: ADMIN })).status, 403);
+    assert.is((await exempt.fetch('/', { token: ADMIN })).status, 200);
   } finally {
     await listed.close();
     await byDefault.close();
+    await exempt.close();
   }
 });
 

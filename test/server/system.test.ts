@@ -30,7 +30,11 @@ T('health, readiness and liveness are public; / needs a token', async () => {
     assert.is((await h.fetch(p)).status, 200, p);
   }
   const health = await (await h.fetch('/health')).json();
-  assert.equal({ ...health, uptime_s: 0 }, { status: 'ok', version: '9.9.9', uptime_s: 0, agents: 2 });
+  assert.equal({ ...health, uptime_s: 0 }, { status: 'ok', version: '9.9.9', uptime_s: 0 }, 'anonymous: no totals');
+  const bad = await h.fetch('/health', { token: 'not-a-token' });
+  assert.equal([bad.status, (await bad.json()).agents], [200, undefined], 'a bad token on a public route is just anonymous');
+  const admin = await (await h.fetch('/health', { token: ADMIN })).json();
+  assert.is(admin.agents, 2, 'an admin token sees the details');
   assert.equal(await (await h.fetch('/alive')).json(), { status: 'alive' });
   assert.is((await h.fetch('/')).status, 401);
   assert.is((await h.fetch('/metrics')).status, 401);

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Type } from '@sinclair/typebox';
+import { HttpError } from '../../src/lib/http-error.ts';
 import { defineRoute, reply, type Route } from '../../src/lib/route.ts';
 import { depthExceeded } from '../../src/server/body.ts';
 import { ADMIN, rawRequest, startServer, type Harness } from './harness.ts';
@@ -30,6 +31,9 @@ const routes: Route[] = [
     body: Type.Object({ user_code: Type.String(), n: Type.Integer() }), responses: { 200: { description: 'ok' } }, handler: ({ body }) => body }),
   defineRoute({ method: 'POST', path: '/raw', operationId: 'raw', summary: 'Raw body', tags: ['t'], access: 'hmac', rawBody: true,
     responses: { 200: { description: 'ok' } }, handler: ({ body }) => ({ bytes: (body as Buffer).length }) }),
+  defineRoute({ method: 'POST', path: '/signed', operationId: 'signed', summary: 'Raw body verified, then validated', tags: ['t'], access: 'hmac', rawBody: true, body: Item,
+    verify: ({ req, raw }) => { if (req.headers['x-sig'] !== `len=${raw.length}`) throw new HttpError(401, 'bad signature'); },
+    responses: { 200: { description: 'ok' } }, handler: ({ body, raw }) => ({ title: (body as { title: string }).title, bytes: raw?.length }) }),
   defineRoute({ method: 'DELETE', path: '/items/:item_id', operationId: 'delete_item', summary: 'Delete', tags: ['t'], access: 'task', params: Id,
     responses: { 204: { description: 'Deleted' } }, handler: () => undefined }),
   defineRoute({ method: 'GET', path: '/teapot', operationId: 'teapot', summary: 'reply()', tags: ['t'], access: 'public',
@@ -173,6 +177,19 @@ T('exactly 1 MiB is accepted (limit is inclusive)', async () => {
 T('rawBody routes get the bytes unparsed', async () => {
   const r = await h.fetch('/raw', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'not json at all' });
   assert.equal(await r.json(), { bytes: 15 });
+});
+
+T('rawBody routes with verify and a body: the exact bytes are verified first (no bearer needed), then parsed and validated', async () => {
+  const body = '{"title":"caf\u00e9"}';
+  const send = (headers: Record<string, string>, b = body) => h.fetch('/signed', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: b });
+  assert.is((await send({})).status, 401);
+  assert.is((await send({ 'x-sig': 'len=1' })).status, 401);
+  const ok = await send({ 'x-sig': `len=${Buffer.byteLength(body)}` });
+  assert.equal([ok.status, await ok.json()], [200, { title: 'café', bytes: Buffer.byteLength(body) }]);
+  const invalid = await send({ 'x-sig': 'len=2' }, '{}');
+  assert.equal([invalid.status, (await invalid.json()).detail[0].loc], [422, ['body', 'title']]);
+  assert.is((await send({ 'x-sig': 'len=9' }, '{')).status, 401, 'unparseable bytes are refused by the signature first');
+  assert.is((await send({ 'x-sig': 'len=1' }, '{')).status, 422, 'and, signed, parsed after it');
 });
 
 T('undefined → 204, reply() keeps status and headers', async () => {

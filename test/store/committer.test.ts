@@ -55,7 +55,7 @@ committer('each flush is one commit naming its notes; only committed folders rea
   c.touch(join(layout.sdd, 'tasks', '01', '.x.tmp'));
   assert.is(c.pending, 2);
   const first = await c.flush();
-  assert.is(first?.message, 'create t0001; create t0002');
+  assert.is(first?.message, '2 changes: create t0001; create t0002');
   assert.is(first?.paths, 2);
   assert.is(c.pending, 0);
 
@@ -68,7 +68,7 @@ committer('each flush is one commit naming its notes; only committed folders rea
   await c.flush();
   assert.is(await c.flush(), null, 'nothing dirty, no commit');
 
-  assert.equal(subjects(), ['update 1 path', 'delete t0002', 'claim t0001 by backend-3f2a', 'create t0001; create t0002']);
+  assert.equal(subjects(), ['update 1 path', 'delete t0002', 'claim t0001 by backend-3f2a', '2 changes: create t0001; create t0002']);
   assert.equal(tree(), ['.sdd/progress/01/t0001.jsonl', '.sdd/tasks/01/t0001.json', '.sdd/tenants.json']);
   assert.equal(JSON.parse(repo.git('show', 'refs/sdd/state:.sdd/tasks/01/t0001.json')), { ...task('t0001'), status: 'claimed', version: 2 });
   assert.match(repo.git('log', '-p', 'refs/sdd/state', '--', '.sdd/tasks'), '"status": "claimed"');
@@ -100,8 +100,10 @@ committer('a message with many notes is cut at 20 items', async () => {
   const { layout, c, store } = setup();
   for (let i = 0; i < 25; i++) await store.create(layout.task(`t${i}`), task(`t${i}`), `create t${i}`);
   const r = await c.flush();
-  assert.ok(r!.message.endsWith('create t19; … and 5 more'), r!.message);
-  assert.is(r!.message.split('; ').length, 21);
+  const [subject, body] = r!.message.split('\n\n');
+  assert.ok(subject!.startsWith('25 changes: create t0;') && subject!.endsWith('create t19; … and 5 more'), r!.message);
+  assert.is(subject!.split('; ').length, 21);
+  assert.is(body, 'create t20\ncreate t21\ncreate t22\ncreate t23\ncreate t24', 'the rest is in the body');
 });
 
 committer('a ref moved behind the committer\'s back is retried on top; nothing is lost', async () => {

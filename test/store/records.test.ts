@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { silentLogger } from '../../src/lib/log.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { createRecordStore } from '../../src/store/records/shared.ts';
-import { RecordExists, RecordMissing, VersionConflict } from '../../src/store/types.ts';
+import { RecordExists, RecordMissing, VersionConflict, type Note } from '../../src/store/types.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
 type Counter = { version: number; counter: number; title?: string };
@@ -24,7 +24,7 @@ records.after.each(() => tmp.cleanup());
 
 const open = () => {
   const layout = sddLayout(tmp.dir);
-  const touched: [string, string | undefined][] = [];
+  const touched: [string, Note | undefined][] = [];
   const store = createRecordStore({ layout, log: silentLogger(), committer: { touch: (abs, note) => touched.push([abs, note]) } });
   return { layout, store, touched };
 };

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
@@ -10,6 +10,7 @@ import { createCommitter } from '../../src/store/committer.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout, shardedRel } from '../../src/store/layout.ts';
 import { scanSdd } from '../../src/store/recover.ts';
+import { restoreFromRef } from '../../src/store/restore.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -20,6 +21,7 @@ recover.before.each(() => {
 });
 recover.after.each(() => repo.cleanup());
 
+const tree = () => repo.git('ls-tree', '-r', '--name-only', 'refs/sdd/state').split('\n').filter(Boolean);
 const newCommitter = () =>
   createCommitter({ layout: sddLayout(repo.dir), git: createGit(repo.dir), log: silentLogger(), clock: manualClock(), intervalMs: 60_000, gcEveryCommits: 0 });
 
@@ -72,9 +74,9 @@ recover('after SIGKILL, recover() commits exactly the acknowledged-but-uncommitt
   const before = repo.git('rev-parse', 'refs/sdd/state');
 
   const c = newCommitter();
-  const r = await c.recover();
+  const r = (await c.recover()).commit;
   assert.ok(r, 'a recover commit was made');
-  assert.match(r!.message, /^recover: \d+ paths? \(/);
+  assert.match(r!.message, /^recover: committed \d+ \(/);
   const changed = repo.git('diff', '--name-only', before, 'refs/sdd/state').split('\n').filter(Boolean);
   const changedTasks = new Set(changed.filter((p) => p.startsWith('.sdd/tasks/')).map((p) => p.split('/').pop()!.replace('.json', '')));
   for (const id of mustIds) assert.ok(changedTasks.has(id), `${id} acknowledged after the last commit is recovered`);
@@ -83,14 +85,14 @@ recover('after SIGKILL, recover() commits exactly the acknowledged-but-uncommitt
     assert.ok(mayIds.has(id), `${p} changed only after the last commit`);
   }
   assert.equal(refBlobs(), await diskBlobs());
-  assert.is(await c.recover(), null, 'a second recover finds nothing');
+  assert.is((await c.recover()).commit, null, 'a second recover finds nothing');
   assert.is(repo.git('fsck', '--strict', '--no-dangling'), '');
 });
 
-recover('recover commits hand edits, new files and deletions, and creates the ref on first start', async () => {
+recover('the first start is the first commit of the board; later hand edits are committed, a file deleted by hand stays in the ref', async () => {
   const layout = sddLayout(repo.dir);
   const c = newCommitter();
-  assert.is(await c.recover(), null, 'empty tree, nothing to do');
+  assert.is((await c.recover()).commit, null, 'empty tree, nothing to do');
   for (const id of ['a1', 'b2', 'c3']) {
     const abs = join(layout.sdd, shardedRel('tasks', id, '.json'));
     mkdirSync(dirname(abs), { recursive: true });
@@ -98,13 +100,48 @@ recover('recover commits hand edits, new files and deletions, and creates the re
   }
   writeFileSync(layout.config, 'a: 1\n');
   const first = await c.recover();
-  assert.is(first?.message, 'recover: 4 paths (config.yaml, tasks/a1/a1.json, tasks/b2/b2.json, tasks/c3/c3.json)');
+  assert.is(first.commit?.message, 'first commit of the board (4 paths)');
+  assert.ok(first.report.first);
   rmSync(join(layout.sdd, 'tasks', 'b2'), { recursive: true });
   writeFileSync(layout.task('a1'), '{"id":"a1","edited":true}\n');
   const second = await newCommitter().recover();
-  assert.is(second?.message, 'recover: 2 paths (tasks/a1/a1.json, tasks/b2/b2.json)');
+  assert.is(second.commit?.message, 'recover: committed 1 (tasks/a1/a1.json)');
+  assert.ok(tree().includes('.sdd/tasks/b2/b2.json'), 'the deleted file is not deleted from the ref');
+  assert.is(repo.git('diff', '--name-only', '--diff-filter=D', 'refs/sdd/state~1', 'refs/sdd/state'), '');
+  // A delete the journal recorded (a command removed the file) is committed.
+  const third = await newCommitter().recover({ deletions: new Set(['tasks/b2/b2.json']) });
+  assert.is(third.commit?.message, 'recover: committed 0, deleted 1 (tasks/b2/b2.json)');
   assert.equal(refBlobs(), await diskBlobs());
   assert.is(repo.git('fsck', '--strict', '--no-dangling'), '');
+});
+
+recover('restoreFromRef writes back exactly the missing committed files, byte for byte, and never replaces one on disk', async () => {
+  const layout = sddLayout(repo.dir);
+  for (const id of ['a1', 'b2', 'c3']) {
+    const abs = layout.task(id);
+    mkdirSync(dirname(abs), { recursive: true });
+    writeFileSync(abs, `{"id":"${id}","t":"é\\u0000"}\n`);
+  }
+  writeFileSync(layout.config, 'team: true\n');
+  mkdirSync(layout.runtime, { recursive: true });
+  writeFileSync(join(layout.runtime, 'server.json'), '{}');
+  await newCommitter().recover();
+  const committed = refBlobs();
+  rmSync(layout.tasksDir, { recursive: true });
+  rmSync(layout.config);
+  mkdirSync(dirname(layout.task('a1')), { recursive: true });
+  writeFileSync(layout.task('a1'), 'local edit\n');
+  const r = restoreFromRef(layout, { skip: new Set(['tasks/b2/b2.json']) });
+  assert.equal(r.paths.sort(), ['config.yaml', 'tasks/c3/c3.json']);
+  assert.is(r.tasks, 1);
+  assert.not.ok(r.diskHadNoTasks, 'a1 was on disk');
+  assert.is(readFileSync(layout.task('a1'), 'utf8'), 'local edit\n', 'a file on disk is never replaced');
+  assert.not.ok(existsSync(layout.task('b2')), 'a skipped path (journaled delete) stays deleted');
+  assert.is(readFileSync(layout.config, 'utf8'), 'team: true\n');
+  const disk = await diskBlobs();
+  assert.is(disk.get('tasks/c3/c3.json'), committed.get('tasks/c3/c3.json'));
+  assert.is(restoreFromRef(layout).paths.join(), 'tasks/b2/b2.json');
+  assert.not.ok(readdirSync(dirname(layout.task('c3'))).some((n) => n.endsWith('.tmp')), 'no temp file left');
 });
 
 recover.run();

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Board } from '../../src/tasks/board.ts';
-import { transition } from '../../src/tasks/machine.ts';
+import { ownerKey, transition } from '../../src/tasks/machine.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { at, task } from './fixtures.ts';
 
@@ -123,11 +123,11 @@ idx('status, children, dependents, owners and counts follow every change', () =>
   assert.equal(b.dependents('k1').map((t) => t.id), ['k2']);
   b.upsert(transition(b.get('k1')!, 'claim', {}, at(1)));
   assert.equal(b.byStatus('claimed').map((t) => t.id), ['k1']);
-  assert.is(b.activeOwners().get('f.ts')?.id, 'k1');
+  assert.is(b.activeOwners().get(ownerKey('default', 'f.ts'))?.id, 'k1');
   assert.equal([b.counts('default').open, b.counts('default').claimed, b.counts().total], [2, 1, 3]);
   assert.is(b.countActive('default'), 3);
   b.upsert(transition(b.get('k1')!, 'complete', { result_summary: 'ok' }, at(2)));
-  assert.is(b.activeOwners().has('f.ts'), false);
+  assert.is(b.activeOwners().has(ownerKey('default', 'f.ts')), false);
   assert.equal([b.counts('default').done, b.counts('default').claimed, b.countActive('default')], [1, 0, 2]);
   assert.equal(b.byStatus('claimed'), []);
   assert.is(b.counts('nobody').total, 0);

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { HttpError } from '../../src/lib/http-error.ts';
 import {
-  ACTIVE, TERMINAL, TRANSITIONS, claimBlockers, isTerminal, runId, transition, versionConflict,
+  ACTIVE, TERMINAL, TRANSITIONS, allowedVerbs, claimBlockers, depSatisfied, isTerminal, ownerKey, runId, transition, versionConflict,
   type TaskOp, type TransitionInput,
 } from '../../src/tasks/machine.ts';
 import { TASK_STATUSES, type Task, type TaskStatus } from '../../src/tasks/schema.ts';
@@ -15,7 +15,7 @@ const EXPECTED: Record<TaskOp, [TaskStatus[], TaskStatus]> = {
   claim: [['open'], 'claimed'],
   start: [['claimed'], 'in_progress'],
   release: [['claimed', 'in_progress'], 'open'],
-  complete: [['claimed', 'in_progress', 'waiting_for_subtasks'], 'done'],
+  complete: [['open', 'claimed', 'in_progress', 'waiting_for_subtasks'], 'done'],
   refuse: [['claimed', 'in_progress'], 'refused'],
   fail_summary: [['claimed', 'in_progress'], 'failed'],
   fail_contract: [['claimed', 'in_progress'], 'failed'],
@@ -29,11 +29,12 @@ const EXPECTED: Record<TaskOp, [TaskStatus[], TaskStatus]> = {
   cancel: [NON_TERMINAL, 'cancelled'],
   gate_fail: [['done'], 'failed'],
   merge_block: [['done'], 'blocked'],
+  close_merged: [['blocked', 'done'], 'closed'],
 };
 const VERB: Record<TaskOp, string> = {
   claim: 'claim', start: 'start', release: 'release', complete: 'complete', refuse: 'complete', fail_summary: 'complete',
   fail_contract: 'complete', fail: 'fail', close: 'close', block: 'block', unblock: 'unblock', wait: 'wait-for-subtasks',
-  split: 'split', reopen: 'reopen', cancel: 'cancel', gate_fail: 'fail', merge_block: 'block',
+  split: 'split', reopen: 'reopen', cancel: 'cancel', gate_fail: 'fail', merge_block: 'block', close_merged: 'close',
 };
 const INPUT: Record<TaskOp, TransitionInput> = {
   claim: { claimed_by_session: 'sess-2', assigned_agent: 'agent-2', node_id: 'node-2' },
@@ -44,7 +45,7 @@ const INPUT: Record<TaskOp, TransitionInput> = {
   fail_contract: { reason: 'Expected integer', path: '/tests/passed', result_summary: '{}' },
   fail: { error: 'boom' }, close: {}, block: { reason: 'needs a human' }, unblock: { reason: 'fixed' },
   wait: { subtask_count: 3 }, split: { subtask_count: 1 }, reopen: { reason: 'gate failed' }, cancel: { reason: 'not needed' },
-  gate_fail: { reason: 'required gate test failed' }, merge_block: { reason: 'merge conflict: a.txt' },
+  gate_fail: { reason: 'required gate test failed' }, merge_block: { reason: 'merge conflict: a.txt' }, close_merged: {},
 };
 
 // A task in `status` that has been claimed once and carries a finished run's fields.
@@ -64,7 +65,10 @@ const SIDE: Record<TaskOp, (after: Task, before: Task) => void> = {
     assert.is(a.status_reason, 'agent could not start');
     assert.is(a.claim_count, 1, 'claim count is history, kept');
   },
-  complete: (a) => { assert.is(a.result_summary, 'did it'); assert.is(a.completed_at, NOW); assert.is(a.failure, null); },
+  complete: (a, b) => {
+    assert.is(a.result_summary, 'did it'); assert.is(a.completed_at, NOW); assert.is(a.failure, null);
+    assert.is(a.claim_count, b.claim_count + (b.status === 'open' ? 1 : 0), 'from open it is claimed in the same step');
+  },
   refuse: (a) => { assert.is(a.status_reason, 'out of scope'); assert.is(a.completed_at, NOW); assert.is(a.failure, null); },
   fail_summary: (a) => { assert.equal(a.failure, { type: 'missing_summary', reason: 'completion missing summary' }); assert.is(a.completed_at, NOW); },
   fail_contract: (a) => assert.equal(a.failure, { type: 'contract_violation', reason: 'Expected integer', path: '/tests/passed' }),
@@ -81,6 +85,7 @@ const SIDE: Record<TaskOp, (after: Task, before: Task) => void> = {
   cancel: (a) => { assert.is(a.status_reason, 'not needed'); assert.is(a.completed_at, NOW); },
   gate_fail: (a) => { assert.equal(a.failure, { type: 'gate_failed', reason: 'required gate test failed' }); assert.is(a.completed_at, NOW); },
   merge_block: (a) => assert.is(a.status_reason, 'merge conflict: a.txt'),
+  close_merged: (a, b) => { assert.is(a.completed_at, b.completed_at); assert.is(a.status_reason, 'merged by hand'); },
 };
 
 const walk = suite('state machine table');
@@ -105,7 +110,8 @@ walk('every (status, op) pair: allowed ones reach the target with their side fie
         } catch (err) {
           assert.instance(err, HttpError);
           assert.is((err as HttpError).status, 409);
-          assert.is((err as HttpError).detail, `Cannot ${VERB[op]} task 't1' in state '${status}'`);
+          const allowed = isTerminal(status) ? `'${status}' is terminal` : `allowed: ${allowedVerbs(status).join(', ')}`;
+          assert.is((err as HttpError).detail, `Cannot ${VERB[op]} task 't1' in state '${status}' (${allowed})`);
         }
         refused++;
       }
@@ -121,6 +127,26 @@ walk('terminal states leave nothing; done is not terminal', () => {
   for (const s of TERMINAL) assert.equal(TRANSITIONS[s], {});
   assert.is(ACTIVE.has('done'), false);
   assert.is(ACTIVE.has('waiting_for_subtasks'), true);
+});
+
+walk('a 409 names the verbs the state allows: blocked offers unblock, fail, cancel and close with merged', () => {
+  assert.equal(allowedVerbs('blocked'), ['unblock', 'fail', 'cancel', 'close (merged: true)']);
+  assert.equal(allowedVerbs('done'), ['close', 'reopen', 'cancel']);
+  assert.equal(allowedVerbs('closed'), []);
+  try {
+    transition(inState('blocked'), 'complete', { result_summary: 'x' }, NOW);
+    assert.unreachable();
+  } catch (err) {
+    assert.is((err as HttpError).detail, "Cannot complete task 't1' in state 'blocked' (allowed: unblock, fail, cancel, close (merged: true))");
+  }
+});
+
+walk('the orchestrator\'s claim records the agent branch; release, unblock and reopen clear it', () => {
+  const claimed = transition(task('x'), 'claim', { claimed_by_session: 'backend-1', branch: 'agent/backend-1' }, NOW);
+  assert.is(claimed.branch, 'agent/backend-1');
+  assert.is(transition(claimed, 'complete', { result_summary: 'ok' }, NOW).branch, 'agent/backend-1', 'done keeps it until the merge');
+  assert.is(transition(claimed, 'release', {}, NOW).branch, null);
+  assert.is(transition(task('y'), 'claim', { claimed_by_session: 'cli' }, NOW).branch, null, 'a client claim has no branch');
 });
 
 walk('a transition never mutates its input', () => {
@@ -152,12 +178,23 @@ guards('a task whose dependency is not done or closed cannot be claimed', () => 
   assert.is(claimBlockers(ok, (id) => deps.get(id), new Map()), null);
 });
 
+guards('done work on an agent branch satisfies a dependent only once merged and closed', () => {
+  assert.is(depSatisfied({ status: 'done', branch: null }), true, 'completed by a person or client');
+  assert.is(depSatisfied({ status: 'done', branch: 'agent/backend-1' }), false, 'waiting for gates and merge');
+  assert.is(depSatisfied({ status: 'closed', branch: 'agent/backend-1' }), true);
+  assert.is(depSatisfied({ status: 'blocked', branch: null }), false);
+  const deps = new Map([['a', task('a', { status: 'done', branch: 'agent/backend-1' })]]);
+  assert.is(claimBlockers(task('t', { depends_on: ['a'] }), (id) => deps.get(id), new Map()), "Task 't' has unresolved dependencies: a");
+});
+
 guards('owned files held by a working task block the claim; its own files do not', () => {
   const owner = task('o', { status: 'claimed', owned_files: ['src/a.ts'] });
-  const owners = new Map([['src/a.ts', owner]]);
+  const owners = new Map([[ownerKey('default', 'src/a.ts'), owner]]);
   const t = task('t', { owned_files: ['src/b.ts', 'src/a.ts'] });
   assert.is(claimBlockers(t, () => undefined, owners), "File ownership conflict: src/a.ts already claimed by task 'o'");
   assert.is(claimBlockers(owner, () => undefined, owners), null);
+  // Another tenant's task owning the same path neither blocks nor is named.
+  assert.is(claimBlockers(task('u', { tenant: 'acme', owned_files: ['src/a.ts'] }), () => undefined, owners), null);
 });
 
 guards('version compare-and-set detail and run ids', () => {

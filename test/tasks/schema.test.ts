@@ -18,7 +18,7 @@ s('a new task has every field of the record with the documented defaults', () =>
     id: 'abc', title: 'Write docs', description: '', role: 'backend', priority: 2, scope: 'medium', complexity: 'medium',
     status: 'open', assigned_agent: null, claimed_by_session: null, parent_session_id: null, parent_task_id: null,
     depends_on: [], owned_files: [], cell_id: null, tenant: 'default', version: 1, estimated_minutes: 30, model: null,
-    result_summary: null, failure: null, status_reason: null, metadata: {}, chat_context: null, node_id: null,
+    result_summary: null, failure: null, status_reason: null, branch: null, metadata: {}, chat_context: null, node_id: null,
     retry_count: 0, max_retries: 2, claim_count: 0, created_at: T0, updated_at: T0, claimed_at: null, completed_at: null,
   });
   assert.ok(check(S.Task, t), 'a new task validates against Task');

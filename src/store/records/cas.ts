@@ -1,5 +1,5 @@
 // The pure compare-and-set step both stores call, and the text format of a record.
-import { RecordMissing, VersionConflict, type Versioned } from '../types.ts';
+import { RecordMissing, VersionConflict, type AuditEntry, type Effects, type Note, type Versioned, type WriteOptions } from '../types.ts';
 
 /** JSON with recursively sorted object keys, 2-space indent and a trailing newline (diffs well). */
 export function stableStringify(value: unknown): string {
@@ -25,4 +25,16 @@ export function casStep<T extends Versioned>(abs: string, current: string | unde
   // `cur` is freshly parsed, so a mutate that throws halfway leaves nothing behind.
   const next = { ...mutate(cur), version: cur.version + 1 } as T;
   return { next, text: stableStringify(next) };
+}
+
+/** A create's third argument: a commit note alone (words or a ChangeNote), or note and effects. */
+export function writeOptions(w: Note | WriteOptions | undefined): WriteOptions {
+  if (w === undefined) return {};
+  return typeof w === 'string' || 'action' in w ? { note: w } : w;
+}
+
+/** The audit entries of a change, in order. */
+export function auditsOf(effects: Effects | undefined): AuditEntry[] {
+  const a = effects?.audit;
+  return a === undefined ? [] : Array.isArray(a) ? [...a] : [a as AuditEntry];
 }

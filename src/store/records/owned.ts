@@ -1,7 +1,7 @@
 // The store of a tree this process owns (`svc up` holds the server lock): compare-and-set under an
 // in-process mutex, a write acknowledged once its journal line (with its effects) is on disk, the files
 // written behind (publisher.ts), reads answered from what waits before the files.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import type { Logger } from '../../lib/log.ts';
 import { KeyedMutex } from '../../lib/mutex.ts';
@@ -10,16 +10,20 @@ import { createAppenders } from '../append-log.ts';
 import { writeFileAtomic } from '../atomic.ts';
 import { isMissing, storageError, type Faults } from '../disk.ts';
 import { createJournal, type JournalOp, type JournalOptions } from '../journal.ts';
-import { parseJsonl } from '../jsonl.ts';
+import { parseJsonl, scanJsonlBackwards } from '../jsonl.ts';
 import { isCommitted, relToSdd, type SddLayout } from '../layout.ts';
 import { createPublisher, type PublisherOptions } from '../publisher.ts';
-import { RecordExists, type AuditSealer, type ClosableRecordStore, type Effects, type StateCommitter, type Versioned, type WriteOptions } from '../types.ts';
-import { casStep, stableStringify } from './cas.ts';
+import { RecordExists, type AuditSealer, type ClosableRecordStore, type Effects, type Note, type StateCommitter, type Versioned, type WriteOptions } from '../types.ts';
+import { auditsOf, casStep, stableStringify, writeOptions } from './cas.ts';
 
 export interface OwnedStoreOptions {
   layout: SddLayout;
-  /** Receives `touch(abs, note, text)` for every write to a committed path. */
-  committer: Pick<StateCommitter, 'touch'>;
+  /**
+   * Receives `touch(abs, note, text)` for every write to a committed path. With `flush`, a checkpoint
+   * commits journaled deletes before it drops their journal: a delete must reach the ref from the
+   * journal or the commit, never be undone by a restore at the next start.
+   */
+  committer: Pick<StateCommitter, 'touch'> & Partial<Pick<StateCommitter, 'flush'>>;
   log: Logger;
   faults?: Faults;
   timers?: Timers;
@@ -37,7 +41,21 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   const mutex = new KeyedMutex();
   const direct = createAppenders({ faults });
   const journaled = (abs: string) => abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs));
-  const touch = (abs: string, note?: string, text?: string | null) => { if (journaled(abs)) o.committer.touch(abs, note, text); };
+  const touch = (abs: string, note?: Note, text?: string | null) => { if (journaled(abs)) o.committer.touch(abs, note, text); };
+  // A delete was delivered since the last checkpoint: that checkpoint commits it before dropping the journal.
+  let deletes = false;
+  const commitDeletes = async (): Promise<boolean> => {
+    if (!deletes || !o.committer.flush) return true;
+    deletes = false;
+    try {
+      await o.committer.flush();
+      return true;
+    } catch (err) {
+      deletes = true;
+      log.warn('journal kept: a delete is not committed yet', { err: (err as Error).message });
+      return false;
+    }
+  };
   const publisher = createPublisher({ log, faults, timers: o.timers, appended: (abs, note) => touch(abs, note), ...o.publisher });
   const journal = createJournal({
     layout, log, faults, timers: o.timers, sealer: o.sealer, ...o.journal,
@@ -45,21 +63,22 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
       for (const op of ops) {
         for (const [abs, text] of op.writes) publisher.put(abs, text);
         for (const [abs, line, note] of op.appends) publisher.append(abs, line, note);
+        op.delivered?.();
       }
     },
     settle: async (last) => {
       if (last) await publisher.close();
       else await publisher.flush().catch(() => undefined);
-      return publisher.backlog === 0;
+      return publisher.backlog === 0 && (await commitDeletes());
     },
   });
 
   // One journal line: the writes, then the effects (appends in order, removals, the audit record).
-  const opOf = (writes: [string, string | null][], effects: Effects | undefined, note?: string): JournalOp => {
+  const opOf = (writes: [string, string | null][], effects: Effects | undefined, note?: Note): JournalOp => {
     const op: JournalOp = {
       writes: [...writes, ...(effects?.removes ?? []).map((abs) => [abs, null] as [string, null])],
-      appends: (effects?.appends ?? []).map((a) => [a.abs, JSON.stringify(a.value), note]),
-      audits: effects?.audit ? [effects.audit] : [],
+      appends: (effects?.appends ?? []).map((a) => [a.abs, JSON.stringify(a.value), a.note ?? note]),
+      audits: auditsOf(effects),
     };
     const outside = [...op.writes, ...op.appends].find(([abs]) => !abs.startsWith(layout.sdd + '/'));
     if (outside) throw new Error(`store: ${outside[0]} is outside .sdd`);
@@ -113,13 +132,20 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
       const text = readTextSync(abs) ?? '';
       return [...parseJsonl<T>(text), ...publisher.lines(abs).map((l) => JSON.parse(l) as T)];
     },
-    create: <T extends Versioned>(abs: string, value: T, w: string | WriteOptions = {}) =>
+    // The lines waiting and the file's size taken in one turn: each line is in one or the other, never both.
+    async scanJsonl<T>(abs: string, visit: (rec: T) => boolean) {
+      const waiting = publisher.lines(abs);
+      const end = fileSize(abs);
+      for (let i = waiting.length - 1; i >= 0; i--) if (!visit(JSON.parse(waiting[i]!) as T)) return;
+      await scanJsonlBackwards(abs, visit, { end });
+    },
+    create: <T extends Versioned>(abs: string, value: T, w?: Note | WriteOptions) =>
       mutex.run(abs, async () => {
-        await createAll([{ abs, value, ...(typeof w === 'string' ? { note: w } : w) }]);
+        await createAll([{ abs, value, ...writeOptions(w) }]);
         return value;
       }),
     createAll,
-    update: <T extends Versioned>(abs: string, mutate: (current: T) => T, u: { expectedVersion?: number; note?: string; effects?: (next: T) => Effects } = {}) =>
+    update: <T extends Versioned>(abs: string, mutate: (current: T) => T, u: { expectedVersion?: number; note?: Note; effects?: (next: T) => Effects } = {}) =>
       mutex.run(abs, async () => {
         const { next, text } = casStep<T>(abs, readTextSync(abs), mutate, u.expectedVersion);
         await commit(opOf([[abs, text]], u.effects?.(next), u.note));
@@ -143,8 +169,10 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
           return;
         }
         if (!present(abs)) return;
-        await commit(opOf([[abs, null]], undefined));
-        touch(abs, note, null);
+        // Touched as it is delivered, before a checkpoint can see the line: that checkpoint commits the delete.
+        const op = opOf([[abs, null]], undefined);
+        op.delivered = () => { touch(abs, note, null); deletes = true; };
+        await commit(op);
       }),
     get backlog() { return publisher.backlog; },
     get journalBytes() { return journal.pendingBytes; },
@@ -154,3 +182,5 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
     },
   };
 }
+
+const fileSize = (abs: string): number => statSync(abs, { throwIfNoEntry: false })?.size ?? 0;

@@ -8,10 +8,10 @@ import { KeyedMutex } from '../../lib/mutex.ts';
 import { createAppenders } from '../append-log.ts';
 import { createExclusive, writeFileAtomic } from '../atomic.ts';
 import { isMissing, storageError, type Faults } from '../disk.ts';
-import { readJsonl } from '../jsonl.ts';
+import { readJsonl, scanJsonlBackwards } from '../jsonl.ts';
 import { isCommitted, relToSdd, type SddLayout } from '../layout.ts';
-import { RecordMissing, type AuditAppender, type ClosableRecordStore, type Effects, type StateCommitter, type Versioned } from '../types.ts';
-import { casStep, stableStringify } from './cas.ts';
+import { RecordMissing, type AuditAppender, type ClosableRecordStore, type Effects, type Note, type StateCommitter, type Versioned, type WriteOptions } from '../types.ts';
+import { auditsOf, casStep, stableStringify, writeOptions } from './cas.ts';
 
 export interface SharedStoreOptions {
   layout: SddLayout;
@@ -33,7 +33,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
   const { layout, committer, log, faults } = o;
   const local = new KeyedMutex();
   const appenders = createAppenders({ faults });
-  const touch = (abs: string, note?: string, text?: string | null) => {
+  const touch = (abs: string, note?: Note, text?: string | null) => {
     if (abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs))) committer.touch(abs, note, text);
   };
 
@@ -59,21 +59,21 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
     });
 
   // After the record: lines, deletions, then the audit record (one durable append each).
-  const apply = async (effects: Effects | undefined, note?: string) => {
+  const apply = async (effects: Effects | undefined, note?: Note) => {
     if (!effects) return;
     for (const a of effects.appends ?? []) {
       await appenders.append(a.abs, JSON.stringify(a.value));
-      touch(a.abs, note);
+      touch(a.abs, a.note ?? note);
     }
     for (const abs of effects.removes ?? []) await unlink(abs).catch((err: unknown) => { if (!isMissing(err)) throw storageError(err, abs); });
-    if (effects.audit) {
+    for (const entry of auditsOf(effects)) {
       if (!o.audit) throw new Error('store: a write carries an audit entry but no audit log was given');
-      await o.audit.append(effects.audit);
+      await o.audit.append(entry);
     }
   };
 
-  const create = async <T extends Versioned>(abs: string, value: T, o: string | { note?: string; effects?: Effects } = {}) => {
-    const w = typeof o === 'string' ? { note: o } : o;
+  const create = async <T extends Versioned>(abs: string, value: T, o?: Note | WriteOptions) => {
+    const w = writeOptions(o);
     const text = stableStringify(value);
     await local.run(abs, () => createExclusive(abs, text, { faults }));
     touch(abs, w.note, text);
@@ -81,7 +81,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
     return value;
   };
 
-  const remove = async (abs: string, note?: string) => {
+  const remove = async (abs: string, note?: Note) => {
     try {
       await withLock(abs, () => unlink(abs));
     } catch (err) {
@@ -103,6 +103,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
       return texts.filter((x): x is readonly [string, string] => x[1] !== undefined).map(([n, t]) => [n, t]);
     },
     readJsonl,
+    scanJsonl: (abs, visit) => scanJsonlBackwards(abs, visit),
     create,
     // One by one; a failure takes back the files already created (best effort: tools and tests only).
     async createAll(items) {
@@ -114,7 +115,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
         throw err;
       }
     },
-    async update<T extends Versioned>(abs: string, mutate: (current: T) => T, u: { expectedVersion?: number; note?: string; effects?: (next: T) => Effects } = {}) {
+    async update<T extends Versioned>(abs: string, mutate: (current: T) => T, u: { expectedVersion?: number; note?: Note; effects?: (next: T) => Effects } = {}) {
       const { next, text } = await withLock(abs, async () => {
         const step = casStep<T>(abs, await readText(abs), mutate, u.expectedVersion);
         await writeFileAtomic(abs, step.text, { faults });

@@ -1,0 +1,14 @@
+export { INPUTS, INPUT_NAMES, inputDef, flagOf, type InputDef, type InputName, type InputValue } from './inputs.ts';
+export { FRAMEWORKS, SEVERITIES, type Condition, type Framework, type Policy, type Severity } from './policy.ts';
+export { CATALOGUE, inputsOf, isFramework, policiesOf } from './catalogue.ts';
+export { FAIL_ON, breaches, evaluate, evaluatePolicy, failuresBySeverity, holds, summarise, type Evidence, type EvidenceStatus, type FailOn, type PolicyResult, type Snapshot } from './evaluate.ts';
+export { hipaaWarnings, observe, snapshot, type Facts, type Observation, type Observations } from './evidence.ts';
+export { RISK_LEVELS, classifyTask, classifyText, summariseRisk, type RiskLevel, type RiskRecord, type TaskText } from './eu-ai-act.ts';
+export { regoPackage, renderRego } from './rego.ts';
+export { gatherFacts, stateHead } from './gather.ts';
+export { DEADLINE, DESCRIPTOR_FLAGS, assess, classify, conformity, svcDescriptor, techDoc, type Descriptor } from './assess.ts';
+export { listRows, renderCheck, renderList, renderReport, renderRisk } from './render.ts';
+export { disableFramework, enableFramework, enabledFrameworks, readDescriptor, readRiskRecords, runAssess, runCheck, writeRego } from './run.ts';
+export { CSV_COLUMNS, EXPORT_FORMATS, governed, renderExport, toCsv, toOscal, toSarif, uuidFor, type AuditVerdict, type EvidenceRow, type ExportFormat, type ExportInput } from './export.ts';
+export { collectEvidence } from './history.ts';
+export { GOVERN_LABEL, InventoryError, inventory, inventoryHash, listingItems, previousWorkloads, renderInventory, transitions, type GovernState, type Transition, type Workload } from './inventory.ts';

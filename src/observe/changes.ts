@@ -1,0 +1,52 @@
+/** Event names of the board's change feed (`GET /events`, DECISIONS.md Observability and clients). */
+export const BOARD_EVENTS = ['task_created', 'task_updated', 'agent_started', 'agent_exited'] as const;
+export type BoardEvent = (typeof BOARD_EVENTS)[number];
+
+/** One change of the board: its sequence number, event name, tenant and JSON data (serialised once, sent to every client). */
+export interface Change {
+  seq: number;
+  event: BoardEvent;
+  tenant: string;
+  data: string;
+}
+
+/** What a client resuming after `seq` gets: the changes since, or a reset when they are no longer held. */
+export type Since = { kind: 'changes'; changes: Change[] } | { kind: 'reset'; seq: number };
+
+/**
+ * A bounded ring of the most recent board changes (pure: no clock, no IO). Sequence numbers start
+ * after `base` and grow by one per change; a server starts its ring at a base above any sequence an
+ * earlier run gave out (the start time in ms × 1000), so a client's id from before a restart is
+ * older than the ring and gets a reset, never a silent gap.
+ */
+export class ChangeRing {
+  private readonly buf: (Change | undefined)[];
+  private last: number;
+
+  constructor(readonly size: number, readonly base = 0) {
+    if (!Number.isInteger(size) || size < 1) throw new Error('ring size must be a positive integer');
+    this.buf = new Array<Change | undefined>(size);
+    this.last = base;
+  }
+
+  /** The sequence number of the newest change (the base when there is none yet). */
+  get seq(): number { return this.last; }
+
+  /** The oldest sequence number still held (seq + 1 when the ring is empty). */
+  get oldest(): number { return Math.max(this.base + 1, this.last - this.size + 1); }
+
+  /** Add a change; `data` is serialised here, once. */
+  push(event: BoardEvent, tenant: string, data: unknown): Change {
+    const c: Change = { seq: ++this.last, event, tenant, data: JSON.stringify(data) };
+    this.buf[c.seq % this.size] = c;
+    return c;
+  }
+
+  /** Changes with a sequence number above `after`, oldest first; a reset when some of them were dropped or `after` is unknown. */
+  since(after: number): Since {
+    if (!Number.isSafeInteger(after) || after > this.last || (after < this.oldest - 1)) return { kind: 'reset', seq: this.last };
+    const out: Change[] = [];
+    for (let s = after + 1; s <= this.last; s++) out.push(this.buf[s % this.size]!);
+    return { kind: 'changes', changes: out };
+  }
+}

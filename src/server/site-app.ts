@@ -1,0 +1,94 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import polka from 'polka';
+import { HttpError, notFound } from '../lib/http-error.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Principal } from '../lib/route.ts';
+import { toEnvelope, type SiteRoute } from '../site/index.ts';
+import { sortRoutes } from './app.ts';
+import { requestClientIp, type TrustedProxies } from './client-ip.ts';
+import { createMetrics, type HttpMetrics } from './metrics.ts';
+import { answer, begin, prepare, readRequestBody } from './pipeline.ts';
+import { errorResponse, sendJson } from './respond.ts';
+import { ensureFormats, pickQuery } from './validate.ts';
+
+export interface SiteServerOptions {
+  routes: SiteRoute[];
+  log: Logger;
+  /** Proxies whose X-Forwarded-For names the client; none = the socket address is the client. */
+  trusted: TrustedProxies;
+  /** Body cap of routes that do not set their own (default 64 KiB). */
+  bodyLimit?: number;
+  metrics?: HttpMetrics;
+}
+
+export interface SiteServer {
+  server: http.Server;
+  listen(port: number, host: string): Promise<{ port: number; host: string }>;
+  /** Stop accepting, let in-flight requests finish for up to `graceMs`, then cut the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', role: 'viewer', tenant: null, actor: 'anonymous' });
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+type Req = http.IncomingMessage & { path?: string; query?: Record<string, string | string[]> };
+
+/** One site route as a polka handler: client address, guard, body, validation, handler, shaped errors. */
+function siteHandler(route: SiteRoute, opts: Required<Omit<SiteServerOptions, 'routes'>>) {
+  const p = prepare(route, []);
+  const shape = route.shapeError ?? toEnvelope;
+  return async (req: Req, res: http.ServerResponse) => {
+    const path = req.path ?? '/';
+    const { requestId } = begin(req, res, opts.metrics, route.path);
+    const ip = requestClientIp(req, opts.trusted);
+    try {
+      route.guard?.(ip);
+      const rawParams = p.params(path);
+      const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
+      const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, req.query ?? {}), 'query', true) : req.query ?? {};
+      const { body, raw } = await readRequestBody(p, req, route.bodyLimit ?? opts.bodyLimit, rawParams);
+      const result = await route.handler({ req, res, params, query, body, principal: ANONYMOUS, requestId, ip, ...(raw ? { raw } : {}) });
+      answer(res, result, p.status);
+    } catch (err) {
+      const out = errorResponse(err);
+      if (out.internal) opts.log.error(`[${requestId}] ${req.method} ${path} failed`, err);
+      if (res.headersSent) { res.end(); return; }
+      sendJson(res, shape(out));
+    }
+  };
+}
+
+/** The website host's HTTP server: only its own routes, errors in the site envelope, 405 with Allow. */
+export function createSiteServer(opts: SiteServerOptions): SiteServer {
+  ensureFormats();
+  const o = { log: opts.log, trusted: opts.trusted, bodyLimit: opts.bodyLimit ?? 64 * 1024, metrics: opts.metrics ?? createMetrics({ defaults: false }) };
+  const app = polka({
+    server: http.createServer(),
+    onError: (err, _req, res) => sendJson(res, toEnvelope(errorResponse(err))),
+    onNoMatch: (req, res) => {
+      begin(req, res, o.metrics, 'unmatched');
+      const allow = METHODS.filter((m) => app.find(m, req.path).handlers.length > 0);
+      const err = allow.length ? new HttpError(405, `use ${allow.join(', ')}`, {}, { allow: allow.join(', ') }) : notFound('Not Found');
+      sendJson(res, toEnvelope(errorResponse(err)));
+    },
+  });
+  for (const r of sortRoutes(opts.routes) as SiteRoute[]) app.add(r.method, r.path, siteHandler(r, o));
+  const server = app.server as http.Server;
+  return {
+    server,
+    listen: (port, host) => new Promise((resolve, reject) => {
+      server.once('error', reject);
+      app.listen(port, host, () => {
+        server.off('error', reject);
+        const a = server.address() as AddressInfo;
+        resolve({ port: a.port, host: a.address });
+      });
+    }),
+    close: (graceMs = 2000) => new Promise((resolve) => {
+      if (!server.listening) { resolve(); return; }
+      const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+      server.close(() => { clearTimeout(cut); resolve(); });
+      server.closeIdleConnections();
+    }),
+  };
+}

@@ -1,0 +1,15 @@
+export { siteRoutes, limitBy } from './routes.ts';
+export { assistantRoutes, modelFailure, ASK_BODY_LIMIT } from './routes-assistant.ts';
+export { defineSiteRoute, type SiteRoute, type SiteDeps, type SseLike, type Content } from './deps.ts';
+export { toEnvelope, toFlat, siteError, flatError, rateLimited, notConfigured, type SiteOutgoing } from './errors.ts';
+export { createWindowLimiter, slide, clientKey, type WindowLimiter, type Decision } from './limiter.ts';
+export { loadPosts, parsePost, splitFrontMatter, sectionsOf, SLUG, type Post, type Section } from './content.ts';
+export { buildIndex, excerptOf, type ContentIndex, type Hit } from './search.ts';
+export { createModelClient, chatUrl, ModelError, type ModelClient, type ModelSettings, type ChatMessage, type ModelStream } from './model.ts';
+export { SseLines } from './sse-lines.ts';
+export { SummaryCache, MODES, ArticleSummary, summaryMessages, parseSummaryAnswer, type Mode } from './summary.ts';
+export { askMessages, summariseMessages, citedNumbers, citationsFor, NO_MATCH, type Source } from './ask.ts';
+export { Subscribers, normalizeEmail, type Mailer, type NotifyStatus } from './notify.ts';
+export { createSmtpMailer, type SmtpSettings } from './mailer.ts';
+export { checkTrigger, sitemapLocs, batchesFor, submitSitemap, readSitemap, type IndexNowSettings, type SubmitResult } from './indexnow.ts';
+export { parseCspReport, violationsOf, CSP_BODY_LIMIT, CSP_TYPES, type Violation } from './csp.ts';

@@ -1,0 +1,118 @@
+// Restore at start: every committed path refs/sdd/state holds and the disk lacks is written back.
+import { execFileSync } from 'node:child_process';
+import { linkSync, lstatSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { tempPathFor } from './atomic.ts';
+import { isCommitted, STATE_REF, type SddLayout } from './layout.ts';
+
+/** What a restore wrote back (paths relative to `.sdd`). */
+export interface RestoreResult {
+  paths: string[];
+  tasks: number;
+  /** The disk held no task file before the restore (a fresh clone, a deleted `.sdd`). */
+  diskHadNoTasks: boolean;
+}
+
+/** The per-task folders: offline commands leave them to `svc up` and `svc init` (a 100k board is 100k files). */
+export const BOARD_DIRS = ['tasks', 'progress', 'gates'] as const;
+
+// Blobs read per `git cat-file --batch` run: bounds memory on a 100k board.
+const CHUNK = 2000;
+const isTask = (rel: string) => rel.startsWith('tasks/') && rel.endsWith('.json');
+
+/**
+ * Write back every committed path that `ref` holds and the disk lacks, except `skip` (paths a journaled
+ * delete removed). Synchronous: it runs before anything reads `.sdd`. Files are created exclusively
+ * (temp + link: a file someone wrote meanwhile wins), then made durable with one `sync -f`.
+ */
+export function restoreFromRef(layout: SddLayout, opts: { skip?: ReadonlySet<string>; ref?: string; skipDirs?: readonly string[] } = {}): RestoreResult {
+  const out: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: true };
+  const head = gitSync(layout.root, ['rev-parse', '--verify', '-q', `${opts.ref ?? STATE_REF}^{commit}`], true)?.toString().trim();
+  if (!head) return out;
+  const missing: { rel: string; oid: string }[] = [];
+  for (const { rel, oid } of listBlobs(layout.root, head, opts.skipDirs ?? [])) {
+    if (!isCommitted(rel) || opts.skip?.has(rel) || !safeRel(rel)) continue;
+    if (lstatSync(join(layout.sdd, rel), { throwIfNoEntry: false })) {
+      if (isTask(rel)) out.diskHadNoTasks = false;
+    } else missing.push({ rel, oid });
+  }
+  for (let i = 0; i < missing.length; i += CHUNK) {
+    const chunk = missing.slice(i, i + CHUNK);
+    const blobs = catBlobs(layout.root, chunk.map((m) => m.oid));
+    chunk.forEach((m, k) => {
+      if (createIfAbsent(join(layout.sdd, m.rel), blobs[k]!)) out.paths.push(m.rel);
+    });
+  }
+  out.tasks = out.paths.filter(isTask).length;
+  if (out.paths.length) execFileSync('sync', ['-f', layout.sdd], { stdio: 'ignore' });
+  return out;
+}
+
+/** Blobs under `.sdd/` in commit `head` (minus the top-level folders `skipDirs`): path relative to `.sdd` and blob id. */
+function listBlobs(root: string, head: string, skipDirs: readonly string[]): { rel: string; oid: string }[] {
+  let paths = ['.sdd'];
+  if (skipDirs.length) {
+    const top = gitSync(root, ['ls-tree', '-z', '--name-only', '--full-tree', head, '--', '.sdd/'])!.toString('utf8').split('\0').filter(Boolean);
+    paths = top.filter((p) => !skipDirs.includes(p.slice(5)));
+    if (!paths.length) return [];
+  }
+  const text = gitSync(root, ['ls-tree', '-r', '-z', '--full-tree', head, '--', ...paths])!.toString('utf8');
+  const out: { rel: string; oid: string }[] = [];
+  for (const rec of text.split('\0')) {
+    const tab = rec.indexOf('\t');
+    if (tab < 0) continue;
+    const [mode, type, oid] = rec.slice(0, tab).split(' ');
+    const path = rec.slice(tab + 1);
+    // Regular files only: the committer writes nothing else, and a symlink could point anywhere.
+    if (type === 'blob' && (mode === '100644' || mode === '100755') && oid && path.startsWith('.sdd/')) out.push({ rel: path.slice(5), oid });
+  }
+  return out;
+}
+
+// `git cat-file --batch` output: "<oid> blob <size>\n<bytes>\n" per object, in input order.
+function catBlobs(root: string, oids: string[]): Buffer[] {
+  const raw = gitSync(root, ['cat-file', '--batch'], false, oids.join('\n') + '\n')!;
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const oid of oids) {
+    const nl = raw.indexOf(0x0a, at);
+    const header = raw.subarray(at, nl).toString('utf8').split(' ');
+    if (header[0] !== oid || header[1] !== 'blob') throw new Error(`git cat-file: unexpected answer for ${oid}: ${header.join(' ')}`);
+    const size = Number(header[2]);
+    out.push(raw.subarray(nl + 1, nl + 1 + size));
+    at = nl + 1 + size + 1;
+  }
+  return out;
+}
+
+// Temp file, then link: never replaces a file that appeared meanwhile. False when one did.
+function createIfAbsent(abs: string, data: Buffer): boolean {
+  mkdirSync(dirname(abs), { recursive: true });
+  const tmp = tempPathFor(abs);
+  writeFileSync(tmp, data, { flag: 'wx', mode: 0o644 });
+  try {
+    linkSync(tmp, abs);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    unlinkSync(tmp);
+  }
+}
+
+// A path from a tree someone else made: stay inside `.sdd`.
+function safeRel(rel: string): boolean {
+  return rel.length > 0 && !rel.split('/').some((s) => s === '..' || s === '.' || s === '' || s === '.git');
+}
+
+function gitSync(cwd: string, args: string[], allowFail = false, input?: string): Buffer | undefined {
+  try {
+    return execFileSync('git', ['-c', 'core.hooksPath=/dev/null', ...args], {
+      cwd, input, maxBuffer: 1 << 30, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
+    });
+  } catch (err) {
+    if (allowFail) return undefined;
+    throw err;
+  }
+}
