@@ -47,8 +47,13 @@ const open = (extra: Partial<OwnedStoreOptions> = {}) => {
   return { layout, store, touched, state, timers, paths: journalPaths(layout) };
 };
 // Manual time for the waits (retries, checkpoints), real time for the IO they start.
+// Bounded: a store that never settles fails the test in 15 s instead of holding the runner.
 const until = async (timers: ReturnType<typeof manualTimers>, done: () => boolean, stepMs = 100) => {
-  for (const end = Date.now() + 15_000; !done() && Date.now() < end;) { await timers.advance(stepMs); await sleep(5); }
+  for (const end = Date.now() + 15_000; !done();) {
+    if (Date.now() > end) throw new Error('timed out waiting for the store to settle');
+    await timers.advance(stepMs);
+    await sleep(5);
+  }
 };
 const fileOf = (abs: string) => (existsSync(abs) ? JSON.parse(readFileSync(abs, 'utf8')) : undefined);
 const journalFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => /^journal\..*jsonl$/.test(n)) : []);
