@@ -1,8 +1,8 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createToken } from '../auth/index.ts';
-import { HttpError } from '../lib/http-error.ts';
-import { claimOne, type GateReport, type Task } from '../tasks/index.ts';
+import { hasCode } from '../lib/domain-error.ts';
+import { claimOne, TASK_REFUSALS, type GateReport, type Task } from '../tasks/index.ts';
 import { chooseAdapter, planLaunch, type AdapterName } from './adapters.ts';
 import { envPolicy } from './env.ts';
 import { agentBranch, graveyardRef, revParse } from './git-util.ts';
@@ -121,7 +121,9 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
     claimed = await claimOne(ctx.svc, task.id, { claimed_by_session: sid, expectedVersion: task.version, branch: agentBranch(sid) }, who);
   } catch (err) {
     await removeSessionFiles(ctx.layout, sid);
-    ctx.log.debug(`dispatch of ${task.id} skipped: ${(err as Error).message}`);
+    // Lost to another claimer or blocked: the next round decides again. Anything else is worth a warning.
+    if (hasCode(err, ...TASK_REFUSALS, 'draining')) ctx.log.debug(`dispatch of ${task.id} skipped: ${(err as Error).message}`);
+    else ctx.log.warn(`dispatch of ${task.id} failed: ${(err as Error).message}`);
     return null;
   }
   const s: Session = { rec, child: null, exit: null, busy: false };
@@ -168,9 +170,9 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   Object.assign(rec, { pid: proc.pid, status: 'running', started_at: ctx.clock.iso() });
   await saveSession(ctx, rec);
   notify(ctx.observer, ctx.log, 'started', { ...rec });
-  await ctx.svc.apply(task.id, 'start', {}, { actor: 'orchestrator', tenant: task.tenant }).catch((err) => {
-    // A quick agent may already have reported progress or completed.
-    if (!(err instanceof HttpError && err.status === 409)) throw err;
+  await ctx.svc.apply(task.id, 'start', {}, { actor: 'orchestrator', tenant: task.tenant }, { heldBy: rec.session_id }).catch((err) => {
+    // A quick agent may already have reported progress or completed (or the task went to another session).
+    if (!hasCode(err, 'transition_refused', 'task_reassigned')) throw err;
   });
 }
 
@@ -199,7 +201,8 @@ async function failedStart(ctx: AgentContext, s: Session, err: Error): Promise<v
   await saveSession(ctx, rec).catch(() => undefined);
   const task = ctx.svc.board.get(rec.task_id);
   if (task && task.claimed_by_session === rec.session_id && (task.status === 'claimed' || task.status === 'in_progress')) {
-    await ctx.svc.apply(rec.task_id, 'release', { reason: `agent could not be started: ${err.message}` }, { actor: 'orchestrator', tenant: rec.tenant })
-      .catch((e) => ctx.log.error(`release of ${rec.task_id} failed`, e));
+    // Only while this session still holds it: a release must never take the task from its next holder.
+    await ctx.svc.apply(rec.task_id, 'release', { reason: `agent could not be started: ${err.message}` }, { actor: 'orchestrator', tenant: rec.tenant }, { heldBy: rec.session_id })
+      .catch((e) => { if (!hasCode(e, 'task_reassigned', 'transition_refused')) ctx.log.error(`release of ${rec.task_id} failed`, e); });
   }
 }

@@ -1,5 +1,5 @@
-import { conflict, HttpError, notFound } from '../lib/http-error.ts';
-import { VersionConflict } from '../store/types.ts';
+import { hasCode } from '../lib/domain-error.ts';
+import { ClaimBlocked, NoOpenTask, TASK_REFUSALS } from './errors.ts';
 import { claimBlockers } from './machine.ts';
 import type { Task } from './schema.ts';
 import type { Actor, TaskService } from './service.ts';
@@ -16,11 +16,11 @@ export async function claimNext(svc: TaskService, role: string, opts: NextOption
   const deadline = svc.deps.clock.now() + (opts.wait_s ?? 0) * 1000;
   for (;;) {
     // A long-poll client that hung up must not be handed (and silently hold) a task.
-    if (signal?.aborted) throw notFound(`No open tasks for role '${role}'`);
+    if (signal?.aborted) throw new NoOpenTask(role);
     const task = await tryClaimNext(svc, role, opts, who);
     if (task) return task;
     const left = deadline - svc.deps.clock.now();
-    if (left <= 0 || signal?.aborted) throw notFound(`No open tasks for role '${role}'`);
+    if (left <= 0 || signal?.aborted) throw new NoOpenTask(role);
     await readyOrTimeout(svc, role, who.tenant, left, signal);
     svc.assertAccepting();
   }
@@ -39,9 +39,9 @@ async function tryClaimNext(svc: TaskService, role: string, opts: NextOptions, w
       } catch (err) {
         // Lost a race or blocked by owned files: keep it for later callers if it is still open.
         const cur = svc.board.get(cand.id);
-        if (cur?.status === 'open' && !(err instanceof VersionConflict)) skipped.push(cur);
-        // Anything but a 409 (disk trouble: 503) is the server's, not this task's: never "no open tasks".
-        if (!(err instanceof HttpError && err.status === 409)) throw err;
+        if (cur?.status === 'open' && !hasCode(err, 'version_conflict')) skipped.push(cur);
+        // Anything but this task's refusal (disk trouble, draining) is the server's: never "no open tasks".
+        if (!hasCode(err, 'transition_refused', 'version_conflict', 'claim_blocked')) throw err;
       }
     }
   } finally {
@@ -49,29 +49,22 @@ async function tryClaimNext(svc: TaskService, role: string, opts: NextOptions, w
   }
 }
 
-/** Claim one task by id with compare-and-set; 409 on a version mismatch, a wrong state or a blocker. */
+/** Claim one task by id with compare-and-set: VersionConflict, TransitionRefused or ClaimBlocked when it cannot be. */
 export async function claimOne(svc: TaskService, id: string, opts: { claimed_by_session?: string; expectedVersion?: number; agent_id?: string; node_id?: string; branch?: string }, who: Actor): Promise<Task> {
   svc.assertAccepting();
   const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? null, branch: opts.branch ?? null };
-  try {
-    return await svc.apply(id, 'claim', input, who, {
-      expectedVersion: opts.expectedVersion,
-      check: (cur) => {
-        if (cur.status !== 'open') return; // the machine answers 409 for the state
-        const reason = claimBlockers(cur, (x) => svc.board.get(x), svc.board.activeOwners());
-        if (reason) throw conflict(reason);
-      },
-    });
-  } catch (err) {
-    if (err instanceof VersionConflict) {
-      throw conflict(`Version conflict: task ${id} is at version ${err.current.version}, expected ${err.expected}`, { current_version: err.current.version });
-    }
-    throw err;
-  }
+  return svc.apply(id, 'claim', input, who, {
+    expectedVersion: opts.expectedVersion,
+    check: (cur) => {
+      if (cur.status !== 'open') return; // the machine refuses the state
+      const reason = claimBlockers(cur, (x) => svc.board.get(x), svc.board.activeOwners());
+      if (reason) throw new ClaimBlocked(id, reason);
+    },
+  });
 }
 
 /**
- * Claim every listed task or none: `failed` names each refusal of a task (404, 409), and claims already
+ * Claim every listed task or none: `failed` names each refusal of a task (TASK_REFUSALS), and claims already
  * made are released again. Trouble that is the server's (a failing disk) is not a refusal: the claims
  * made are released (retried, the same disk may refuse the release too) and the error answers (503).
  */
@@ -91,7 +84,7 @@ export async function claimBatch(svc: TaskService, ids: string[], opts: { agent_
     try {
       claimed.push(await claimOne(svc, id, opts, who));
     } catch (err) {
-      if (err instanceof HttpError && err.status < 500) failed.push({ task_id: id, reason: err.message });
+      if (hasCode(err, ...TASK_REFUSALS)) failed.push({ task_id: id, reason: err.message });
       else trouble = err;
       break;
     }
@@ -110,7 +103,7 @@ async function rollBack(svc: TaskService, id: string, who: Actor, tries = 10): P
       await svc.apply(id, 'release', { reason: 'claim-batch rolled back' }, who);
       return;
     } catch (err) {
-      if (i >= tries || (err instanceof HttpError && err.status < 500)) {
+      if (i >= tries || hasCode(err, ...TASK_REFUSALS)) {
         svc.deps.log.error(`claim-batch rollback of ${id} failed`, err);
         return;
       }

@@ -9,3 +9,4 @@ export { drainRoutes } from './routes-drain.ts';
 export * from './schema.ts';
 export { isTerminal, isActive, runId, TERMINAL, ACTIVE, WORKING, type TaskOp } from './machine.ts';
 export { Board } from './board.ts';
+export { TransitionRefused, TaskNotFound, VersionConflict, ClaimBlocked, TaskReassigned, NoOpenTask, Draining, TASK_REFUSALS } from './errors.ts';

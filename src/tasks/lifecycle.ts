@@ -1,4 +1,6 @@
-import { conflict, HttpError, unprocessable } from '../lib/http-error.ts';
+import { hasCode } from '../lib/domain-error.ts';
+import { HttpError, unprocessable } from '../lib/http-error.ts';
+import { ClaimBlocked } from './errors.ts';
 import { classifyCompletion } from './contract.ts';
 import { claimBlockers, isTerminal } from './machine.ts';
 import type { Task } from './schema.ts';
@@ -35,7 +37,7 @@ export async function completeTask(svc: TaskService, id: string, body: { result_
 function claimableIfOpen(svc: TaskService, cur: Task): void {
   if (cur.status !== 'open') return;
   const why = claimBlockers(cur, (x) => svc.board.get(x), svc.board.activeOwners());
-  if (why) throw conflict(why);
+  if (why) throw new ClaimBlocked(cur.id, why);
 }
 
 /** Apply an operation that may end a task (the archive record is written by `apply`). */
@@ -55,7 +57,7 @@ export async function cancelTask(svc: TaskService, id: string, reason: string | 
     if (!c || isTerminal(c.status)) continue;
     // No roll-up inside the cascade: the waiting ancestors are cancelled next, not blocked by their cancelled children.
     await svc.apply(cid, 'cancel', { reason: `Cascade: parent ${id} cancelled` }, who, { rollUp: false }).catch((err) => {
-      if (!(err instanceof HttpError && err.status === 409)) throw err;
+      if (!hasCode(err, 'transition_refused')) throw err;
     });
   }
   return svc.apply(id, 'cancel', { reason }, who);

@@ -2,13 +2,13 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
-import { notFound, unavailable } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
-import type { ChangeNote, Effects, RecordStore } from '../store/types.ts';
+import { VersionConflict as RecordVersionConflict, type ChangeNote, type Effects, type RecordStore } from '../store/types.ts';
 import { Board } from './board.ts';
+import { Draining, TaskNotFound, TaskReassigned, VersionConflict } from './errors.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
 import { toArchiveRecord, type Task } from './schema.ts';
@@ -54,10 +54,12 @@ export interface PatchFields {
 
 /** How apply runs an operation. */
 export interface ApplyOptions {
-  /** Compare-and-set: refuse (409) unless the task is at this version. */
+  /** Compare-and-set: the store refuses (its VersionConflict) unless the task is at this version. */
   expectedVersion?: number;
   /** Throw to refuse the operation on the current record (claim blockers). */
   check?: (t: Task) => void;
+  /** Refuse (TaskReassigned) unless the task is still claimed by this session. */
+  heldBy?: string;
   /** false: no parent roll-up (inside a cascade). */
   rollUp?: boolean;
   /** More lines of the same change (a first progress report's lines, with its start). */
@@ -128,16 +130,16 @@ export class TaskService {
     return () => this.listeners.delete(fn);
   }
 
-  /** The task if it exists in the caller's tenant, else the contract's 404. */
+  /** The task if it exists in the caller's tenant, else TaskNotFound. */
   visible(id: string, tenant: string): Task {
     const t = isValidId(id) ? this.board.get(id) : undefined;
-    if (!t || t.tenant !== tenant) throw notFound(`Task '${String(id).slice(0, 200)}' not found`);
+    if (!t || t.tenant !== tenant) throw new TaskNotFound(id);
     return t;
   }
 
   /** Refuse creations and claims while draining. */
   assertAccepting(): void {
-    if (this.draining) throw unavailable('Server is draining -- no new claims or creations accepted');
+    if (this.draining) throw new Draining();
   }
 
   /**
@@ -150,7 +152,8 @@ export class TaskService {
     const next = await this.deps.store.update<Task>(
       this.deps.layout.task(id),
       (cur) => {
-        if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+        if (cur.tenant !== who.tenant) throw new TaskNotFound(id);
+        if (opts.heldBy !== undefined && cur.claimed_by_session !== opts.heldBy) throw new TaskReassigned(id, opts.heldBy, cur.claimed_by_session);
         opts.check?.(cur);
         from = cur.status;
         return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
@@ -166,7 +169,10 @@ export class TaskService {
           return { audit: first ? [this.auditEntry(n, who, first.action, first.details), audit] : audit, appends: [...archive, ...(opts.appends?.(n) ?? [])] };
         },
       },
-    );
+    ).catch((err: unknown) => {
+      if (err instanceof RecordVersionConflict) throw new VersionConflict(id, err.current.version, err.expected);
+      throw err;
+    });
     this.changed(next);
     if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id);
     return next;
@@ -180,7 +186,7 @@ export class TaskService {
     const { title } = this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
-      if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+      if (cur.tenant !== who.tenant) throw new TaskNotFound(id);
       opts.check?.(cur);
       return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
     }, { note: changeNote('patch', { id, title }, who), effects: (n) => ({ audit: this.auditEntry(n, who, 'task.patch', changes) }) });
