@@ -4,7 +4,7 @@ import { defineRoute, reply, type Route, type RouteContext } from '../lib/route.
 import { assertTaskId } from '../store/ids.ts';
 import { claimBatch, claimNext, claimOne } from './claims.ts';
 import { createBatch, createTask, selfCreate } from './create.ts';
-import { cancelTask, completeTask, finish } from './lifecycle.ts';
+import { cancelTask, completeTask, finish, finishThenNext } from './lifecycle.ts';
 import { reportProgress } from './progress.ts';
 import * as S from './schema.ts';
 import type { Actor, TaskService } from './service.ts';
@@ -44,6 +44,20 @@ function batchTenant(items: { tenant?: string }[]): string | undefined {
   const named = [...new Set(items.map((i) => i.tenant?.trim().toLowerCase()).filter((t): t is string => !!t))];
   if (named.length > 1) throw unprocessable(`batch items name several tenants: ${named.join(', ')}`);
   return named[0];
+}
+
+// The answer of complete and fail: the task, or with ?next=<role> the fused cycle's {completed, next}.
+const FINISHED = { 200: { description: 'The task; with ?next=<role>, {completed, next} (next: the task claimed for the same session, or null)', schema: Type.Union([Type.Ref(S.Task), Type.Ref(S.CycleResponse)]) } };
+
+// Finish a task, and with ?next=<role> claim the next one in the same request (one round trip per cycle).
+function finishRoute(svc: TaskService, ctx: RouteContext<S.TaskIdParams, S.FinishQuery, unknown>, end: (id: string, who: Actor) => Promise<S.Task>) {
+  const id = assertTaskId(ctx.params.task_id);
+  const who = actorOf(svc, ctx);
+  const role = ctx.query.next;
+  if (role === undefined) return end(id, who);
+  // An agent's token is scoped to its own task: it may finish it, never take another.
+  if (ctx.principal.taskId) throw forbidden(`token is scoped to task '${ctx.principal.taskId}': it cannot claim a next task`);
+  return finishThenNext(svc, id, role, who, () => end(id, who));
 }
 
 // A POST /tasks/{id}/<verb> that applies one state-machine operation.
@@ -106,11 +120,16 @@ export function taskWriteRoutes(svc: TaskService): Route[] {
     }),
     defineRoute({
       method: 'POST', path: '/tasks/:task_id/complete', operationId: 'complete_task', summary: 'Complete a task (worker completion contract)', tags: ['tasks'], access: 'task', taskScope: 'own',
-      params: S.TaskIdParams, body: S.TaskCompleteRequest,
-      responses: { ...TASK, ...ERRS, 422: { description: 'Empty summary or contract violation: the task was failed; body carries it', schema: Type.Object({ detail: Type.String(), task: Type.Ref(S.Task) }) } },
-      handler: (ctx) => completeTask(svc, assertTaskId(ctx.params.task_id), ctx.body as never, actorOf(svc, ctx)),
+      params: S.TaskIdParams, body: S.TaskCompleteRequest, query: S.FinishQuery,
+      responses: { ...FINISHED, ...ERRS, 403: E('A task-scoped token asked for a next task'), 422: { description: 'Empty summary or contract violation: the task was failed; body carries it', schema: Type.Object({ detail: Type.String(), task: Type.Ref(S.Task) }) } },
+      handler: (ctx) => finishRoute(svc, ctx, (id, who) => completeTask(svc, id, ctx.body as never, who)),
     }),
-    verbRoute(svc, 'fail', S.TaskFailRequest, 'Fail a task', (id, b, who) => finish(svc, id, 'fail', reason(b), who), true),
+    defineRoute({
+      method: 'POST', path: '/tasks/:task_id/fail', operationId: 'task_fail', summary: 'Fail a task', tags: ['tasks'], access: 'task', taskScope: 'own',
+      params: S.TaskIdParams, body: S.TaskFailRequest, bodyOptional: true, query: S.FinishQuery,
+      responses: { ...FINISHED, ...ERRS, 403: E('A task-scoped token asked for a next task') },
+      handler: (ctx) => finishRoute(svc, ctx, (id, who) => finish(svc, id, 'fail', reason((ctx.body ?? {}) as Record<string, unknown>), who)),
+    }),
     verbRoute(svc, 'release', S.TaskReleaseRequest, 'Release a claimed task back to open', (id, b, who) => svc.apply(id, 'release', reason(b), who), true),
     verbRoute(svc, 'reopen', S.TaskReopenRequest, 'Reopen a done task (janitor)', (id, b, who) => svc.apply(id, 'reopen', reason(b), who)),
     verbRoute(svc, 'close', S.TaskCloseRequest, 'Close a done (verified) task; {"merged": true} closes a blocked one whose work a person merged by hand',
