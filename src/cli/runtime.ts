@@ -15,7 +15,7 @@ import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
 import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type Faults, type Ids, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
-import { TaskService, actorOf, backfillRiskRecords, drainRoutes, readProgress, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+import { openTasks, TASK_SCHEMAS, type Tasks } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
@@ -45,7 +45,7 @@ export interface RuntimeOptions {
 export interface Runtime {
   host: string;
   port: number;
-  tasks: TaskService;
+  tasks: Tasks;
   /** The agent sessions the orchestrator holds (they keep running when svc stops). */
   agents(): SessionRecord[];
   stop(): Promise<void>;
@@ -85,11 +85,11 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   await drainInbox();
   const inboxTimer = timers.setInterval(drainInbox, 1000);
   const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
-  const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config });
-  log.info(`loaded ${await tasks.load()} task(s)`);
+  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config });
+  const { tasks } = domain;
+  log.info(`loaded ${domain.loaded} task(s)`);
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
-  const backfilled = await backfillRiskRecords(tasks);
-  if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
+  if (domain.backfilled) log.info(`wrote the EU AI Act record of ${domain.backfilled} task(s)`);
 
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
   if (!authEnv.disabled && !authEnv.authToken) {
@@ -103,15 +103,15 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- observe: status, SLOs, Grafana, exports, SBOM, /dashboard/data, /events, the board page ---
   let sessions: () => SessionRecord[] = () => [];
   let sandbox = (): { mode: string; reason: string } => ({ mode: 'none', reason: 'the orchestrator is off: no agents run' });
-  const source = createBoardSource({ svc: tasks, store, layout, audit, actorOf, readProgress, sessions: () => sessions(), sandbox: () => sandbox() });
+  const source = createBoardSource({ tasks, store, layout, audit, maxAgents: () => config.orchestrator.max_agents, sessions: () => sessions(), sandbox: () => sandbox() });
   const observe = createObservability({
     source, registry: metrics.registry, clock, log: log.withTag('observe'), config: config.observe, version: VERSION, openSse, git,
     packageRoot: PACKAGE_ROOT, uuid: () => randomUUID(),
   });
   await observe.start();
-  const taskRoutes = tapProgress(taskWriteRoutes(tasks), observe.progressed, () => clock.iso());
+  const taskRoutes = tapProgress(domain.routes.write, observe.progressed, () => clock.iso());
   // --- end observe ---
-  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskRoutes, ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') }), ...observe.routes];
+  const routes = [...domain.routes.drain, ...domain.routes.read, ...taskRoutes, ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') }), ...observe.routes];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
     root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime), svcReadable: shimReads(),
@@ -125,7 +125,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- webhooks ---
   // `trackers` is read from the config object the orchestrator updates when config.yaml changes.
   const webhooks = await createWebhooks({
-    layout, tasks: taskPort(tasks), config: () => config.trackers as Record<string, TrackerConfig | undefined>, env: (name) => o.env[name],
+    layout, tasks: taskPort(tasks, tenants.scope), config: () => config.trackers as Record<string, TrackerConfig | undefined>, env: (name) => o.env[name],
     clock, log: log.withTag('webhooks'), registry: metrics.registry,
     sessions: {
       known: (sid) => isValidId(sid) && (orchestrator.sessions().some((s) => s.session_id === sid) || existsSync(layout.log(sid))),
@@ -135,8 +135,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   routes.push(...webhooks.routes);
   // --- end webhooks ---
   // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
-  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
-  const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
+  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
+  const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, tenantScope: tenants.scope, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
   const stopEdits = await commitEdits({ layout, files: [layout.config, layout.tenants], committer, log: log.withTag('state') });
@@ -159,7 +159,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     tasks,
     agents: () => orchestrator.sessions(),
     async stop() {
-      tasks.draining = true;
+      tasks.drain(true);
       observe.stop();
       // --- orchestrator (agents domain) ---
       await orchestrator.stop();

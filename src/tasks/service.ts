@@ -6,12 +6,18 @@ import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
-import { VersionConflict as RecordVersionConflict, type ChangeNote, type Effects, type RecordStore } from '../store/types.ts';
+import type { Actor } from '../lib/route.ts';
+import { VersionConflict as RecordVersionConflict, type Effects, type RecordStore } from '../store/types.ts';
+import type { ClaimOptions, Reservation, TaskFilter, Tasks } from './api.ts';
 import { Board } from './board.ts';
+import { claimNext, claimOne, type NextOptions } from './claims.ts';
+import { createTask } from './create.ts';
+import { noteFor, changeNote } from './notes.ts';
+import { readProgress } from './progress.ts';
 import { Draining, TaskNotFound, TaskReassigned, VersionConflict } from './errors.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
-import { toArchiveRecord, type Task } from './schema.ts';
+import { toArchiveRecord, type Task, type TaskCreate } from './schema.ts';
 import type { TenantGate } from '../auth/index.ts';
 
 /** What the audit log is told about a change to a task. */
@@ -34,11 +40,8 @@ export interface TaskDeps {
   config: Config;
 }
 
-/** Who acts and in which tenant. */
-export interface Actor {
-  actor: string;
-  tenant: string;
-}
+export type { Actor } from '../lib/route.ts';
+export { changeNote } from './notes.ts';
 
 type Listener = (task: Task) => void;
 
@@ -68,8 +71,11 @@ export interface ApplyOptions {
   auditFirst?: (next: Task, from: string) => { action: string; details: Record<string, unknown> } | null;
 }
 
-/** Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition. */
-export class TaskService {
+/**
+ * Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition.
+ * Other domains see it as `Tasks` (api.ts); the board and deps are for src/tasks alone.
+ */
+export class TaskService implements Tasks {
   readonly board = new Board();
   draining = false;
   private listeners = new Set<Listener>();
@@ -152,7 +158,7 @@ export class TaskService {
     const next = await this.deps.store.update<Task>(
       this.deps.layout.task(id),
       (cur) => {
-        if (cur.tenant !== who.tenant) throw new TaskNotFound(id);
+        // The tenant was checked by visible() above and never changes: the current record needs no second look.
         if (opts.heldBy !== undefined && cur.claimed_by_session !== opts.heldBy) throw new TaskReassigned(id, opts.heldBy, cur.claimed_by_session);
         opts.check?.(cur);
         from = cur.status;
@@ -186,7 +192,6 @@ export class TaskService {
     const { title } = this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
-      if (cur.tenant !== who.tenant) throw new TaskNotFound(id);
       opts.check?.(cur);
       return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
     }, { note: changeNote('patch', { id, title }, who), effects: (n) => ({ audit: this.auditEntry(n, who, 'task.patch', changes) }) });
@@ -211,6 +216,25 @@ export class TaskService {
     }
   }
 
+  // --- Tasks (api.ts): the narrow interface other domains use ---
+  create(input: TaskCreate, who: Actor): Promise<Task> { return createTask(this, input, who); }
+  claim(id: string, opts: ClaimOptions, who: Actor): Promise<Task> { return claimOne(this, id, opts, who); }
+  next(role: string, opts: NextOptions, who: Actor, signal?: AbortSignal): Promise<Task> { return claimNext(this, role, opts, who, signal); }
+  get(id: string): Task | undefined { return this.board.get(id); }
+  counts(tenant?: string) { return this.board.counts(tenant); }
+  progress(id: string, who: Actor) { return readProgress(this, id, who); }
+  drain(on: boolean): void { this.draining = on; }
+  get size(): number { return this.board.size; }
+  list(f: TaskFilter = {}): Task[] {
+    const statuses = f.ready ? ['open' as const] : f.status === undefined ? undefined : typeof f.status === 'string' ? [f.status] : f.status;
+    const from = statuses ? statuses.flatMap((s) => this.board.byStatus(s)) : f.tenant !== undefined ? this.board.ofTenant(f.tenant) : this.board.all();
+    return from.filter((t) => (f.tenant === undefined || t.tenant === f.tenant) && (!f.ready || this.board.depsSatisfied(t)));
+  }
+  reserveNext(role: string, tenant: string): Reservation | undefined {
+    const task = this.board.takeNext(role, tenant);
+    return task && { task, release: () => this.board.putBack(task) };
+  }
+
   // A waiting parent resumes when its children finish (DECISIONS.md: done, or blocked naming the failures).
   private async rollUp(parentId: string): Promise<void> {
     const parent = this.board.get(parentId);
@@ -232,12 +256,3 @@ function upgrade(t: Task): Task {
   return t.branch === undefined ? { ...t, branch: null } : t;
 }
 
-function noteFor(op: string, task: Pick<Task, 'id' | 'title'>, who: Actor, input: Record<string, unknown>): ChangeNote {
-  const by = typeof input.claimed_by_session === 'string' ? `by ${input.claimed_by_session}` : undefined;
-  return changeNote(op, task, who, by);
-}
-
-/** The state commit's words for a change to a task: `claim "Fix login" (01jc…) by backend-3f2a`, with its actor. */
-export function changeNote(action: string, task: Pick<Task, 'id' | 'title'>, who: Actor, detail?: string): ChangeNote {
-  return { action, id: task.id, title: task.title, actor: who.actor, ...(detail ? { detail } : {}) };
-}

@@ -63,6 +63,8 @@ T('SIGKILL of the server mid-run: the live agent is adopted and merged, the dead
   assert.is(dead.failure.type, 'agent_exit');
   assert.match(dead.failure.reason, /retries exhausted/);
   const grave = `refs/sdd/graveyard/${sessions.b.session_id}`;
+  // The task fails first; retiring its session (which keeps the work in the graveyard) follows on a later tick.
+  await poll('the graveyard ref', async () => repo.git('for-each-ref', grave) !== '');
   assert.is(repo.git('show', `${grave}:b.txt`), 'B', 'committed work kept');
   assert.is(repo.git('show', `${grave}:b2.txt`), 'not committed', 'uncommitted work kept too');
   assert.ok(repo.git('log', '--format=%s', grave).split('\n').includes('b'), 'the agent commit itself');
