@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import { HttpError, notFound } from '../lib/http-error.ts';
 import { jsonArray, streamJson, withinBudget } from '../lib/json-stream.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';
-import { assertTaskId } from '../store/ids.ts';
 import { buildGraph, neighbors } from './graph.ts';
 import { readProgress, readSnapshots } from './progress.ts';
 import { countTasks, filterTasks, FLAT_LIST_CAP, DEFAULT_LIST_LIMIT, paginate, searchTasks } from './query.ts';

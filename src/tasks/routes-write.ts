@@ -1,7 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { forbidden, unprocessable } from '../lib/http-error.ts';
 import { defineRoute, reply, type Route, type RouteContext } from '../lib/route.ts';
-import { assertTaskId } from '../store/ids.ts';
 import { claimBatch, claimNext, claimOne } from './claims.ts';
 import { createBatch, createTask, selfCreate } from './create.ts';
 import { cancelTask, completeTask, finish, finishThenNext } from './lifecycle.ts';

@@ -316,7 +316,7 @@ export const PartialMergeResponse = Type.Object({
 }, { $id: 'PartialMergeResponse' });
 export type PartialMergeResponse = Static<typeof PartialMergeResponse>;
 
-// Path parameters are plain strings: an id that does not match ID_PATTERN answers 404 (assertTaskId), not 422.
+// Path parameters are plain strings: an id that does not match ID_PATTERN answers 404 (TaskNotFound from visible()), not 422.
 export const TaskIdParams = Type.Object({ task_id: Type.String() }, { $id: 'TaskIdParams' });
 export type TaskIdParams = Static<typeof TaskIdParams>;
 export const RoleParams = Type.Object({ role: Type.String() }, { $id: 'RoleParams' });
