@@ -85,7 +85,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   await drainInbox();
   const inboxTimer = timers.setInterval(drainInbox, 1000);
   const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
-  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config });
+  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config, timers });
   const { tasks } = domain;
   log.info(`loaded ${domain.loaded} task(s)`);
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
@@ -115,7 +115,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
     root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime), svcReadable: shimReads(),
-    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer,
+    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer, timers,
   });
   sessions = () => orchestrator.sessions();
   if (config.orchestrator.enabled) sandbox = () => orchestrator.sandbox();

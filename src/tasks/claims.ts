@@ -1,4 +1,5 @@
 import { hasCode } from '../lib/domain-error.ts';
+import { retry } from '../lib/retry.ts';
 import { ClaimBlocked, NoOpenTask, TASK_REFUSALS } from './errors.ts';
 import { claimBlockers } from './machine.ts';
 import type { Task } from './schema.ts';
@@ -13,13 +14,14 @@ export interface NextOptions {
 /** Claim the best open task of a role (priority, then age); waits up to `wait_s` for one to appear. */
 export async function claimNext(svc: TaskService, role: string, opts: NextOptions, who: Actor, signal?: AbortSignal): Promise<Task> {
   svc.assertAccepting();
-  const deadline = svc.deps.clock.now() + (opts.wait_s ?? 0) * 1000;
+  // The deadline on the clock the wait runs on, so manual timers move both.
+  const deadline = svc.timers.now() + (opts.wait_s ?? 0) * 1000;
   for (;;) {
     // A long-poll client that hung up must not be handed (and silently hold) a task.
     if (signal?.aborted) throw new NoOpenTask(role);
     const task = await tryClaimNext(svc, role, opts, who);
     if (task) return task;
-    const left = deadline - svc.deps.clock.now();
+    const left = deadline - svc.timers.now();
     if (left <= 0 || signal?.aborted) throw new NoOpenTask(role);
     await readyOrTimeout(svc, role, who.tenant, left, signal);
     svc.assertAccepting();
@@ -98,25 +100,23 @@ export async function claimBatch(svc: TaskService, ids: string[], opts: { agent_
 // Release a claim of a batch that did not go through; a few tries, as the disk that failed the batch
 // may refuse the first release too. A claim left (the disk stays full) is logged, and stale-claim rules apply.
 async function rollBack(svc: TaskService, id: string, who: Actor, tries = 10): Promise<void> {
-  for (let i = 1; ; i++) {
-    try {
-      await svc.apply(id, 'release', { reason: 'claim-batch rolled back' }, who);
-      return;
-    } catch (err) {
-      if (i >= tries || hasCode(err, ...TASK_REFUSALS)) {
-        svc.deps.log.error(`claim-batch rollback of ${id} failed`, err);
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 5 * 2 ** Math.min(i, 5)));
-    }
-  }
+  const release = (attempt: number) => svc.apply(id, 'release', { reason: 'claim-batch rolled back' }, who).catch((err: unknown) => {
+    throw attempt >= tries || hasCode(err, ...TASK_REFUSALS) ? new GiveUp(err) : err;
+  });
+  await retry(release, { timers: svc.timers, minMs: 10, maxMs: 160, retryable: (err) => !(err instanceof GiveUp) })
+    .catch((err: unknown) => svc.deps.log.error(`claim-batch rollback of ${id} failed`, err instanceof GiveUp ? err.cause : err));
+}
+
+// The last try of a rollback failed, or the task refused: stop retrying.
+class GiveUp extends Error {
+  constructor(readonly cause: unknown) { super('gave up'); }
 }
 
 // Resolve when a task of this role becomes claimable in the tenant, or after `ms`.
 function readyOrTimeout(svc: TaskService, role: string, tenant: string, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const done = () => { clearTimeout(timer); off(); signal?.removeEventListener('abort', done); resolve(); };
-    const timer = setTimeout(done, ms);
+    const done = () => { svc.timers.clearTimeout(timer); off(); signal?.removeEventListener('abort', done); resolve(); };
+    const timer = svc.timers.setTimeout(done, ms);
     const off = svc.onChange((t) => { if (t.status === 'open' && t.role === role && t.tenant === tenant) done(); else if (t.status === 'done' || t.status === 'closed') done(); });
     signal?.addEventListener('abort', done, { once: true });
   });

@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
+import { systemTimers, type Timers } from '../lib/timers.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
@@ -38,6 +39,8 @@ export interface TaskDeps {
   log: Logger;
   tenants: TenantGate;
   config: Config;
+  /** Long-poll waits and retries run on these (default: the real ones). */
+  timers?: Timers;
 }
 
 export type { Actor } from '../lib/route.ts';
@@ -82,7 +85,12 @@ export class TaskService implements Tasks {
   // Creations between the quota/title check and the board (per tenant), so concurrent requests see each other.
   private inflight = new Map<string, { count: number; titles: Map<string, number> }>();
 
-  constructor(readonly deps: TaskDeps) {}
+  /** The timers of waits and retries (deps.timers, else the real ones). */
+  readonly timers: Timers;
+
+  constructor(readonly deps: TaskDeps) {
+    this.timers = deps.timers ?? systemTimers;
+  }
 
   /** Hold quota slots and title keys for tasks being created; call the result once they are on the board or failed. */
   reserve(tenant: string, titleKeys: string[]): () => void {
