@@ -2,17 +2,14 @@
 // segments are walked on their own in parallel, and the chain walk then only links their ends
 // (audit-walk.ts applySummary) and walks again the few a summary cannot vouch for.
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { moduleWorker } from '../lib/worker.ts';
-import type { SummariseReply } from './audit-summarise-worker.ts';
+import type { SummariseJob, SummariseReply } from './audit-summarise-worker.ts';
 import type { SegmentSummary } from './audit-walk.ts';
 
 /** Bytes of segments per thread below which starting one costs more than it saves (~10k records). */
 export const BYTES_PER_THREAD = 4 << 20;
 const MAX_THREADS = 8;
-// Requests in flight per thread, so a thread never waits for its next segment.
-const AHEAD = 2;
 
 /** Threads worth starting for `bytes` of segments on this machine (0: walk on the calling thread). */
 export function threadsFor(bytes: number): number {
@@ -21,30 +18,24 @@ export function threadsFor(bytes: number): number {
 }
 
 /**
- * Summaries of the segments `names` of `dir` (same order), walked on `threads` worker threads, handed
- * out one at a time so a slower thread takes fewer. An entry is undefined when its thread could not
- * read it or failed: the chain walk then walks that segment itself.
+ * Summaries of the segments `names` of `dir` (same order), walked on `threads` worker threads that
+ * take segments from a shared counter, so a thread the scheduler holds back takes fewer and none waits
+ * for this thread. An entry is undefined when its thread could not read it or failed: the chain walk
+ * then walks that segment itself.
  */
 export async function summariseInThreads(dir: string, names: string[], key: Uint8Array | null, threads: number): Promise<(SegmentSummary | null | undefined)[]> {
   const out: (SegmentSummary | null | undefined)[] = new Array(names.length).fill(undefined);
-  let next = 0;
+  const job: SummariseJob = { dir, names, key, next: new SharedArrayBuffer(4) };
   const run = (w: Worker) => new Promise<void>((resolve) => {
-    let inFlight = 0;
-    const send = () => {
-      while (inFlight < AHEAD && next < names.length) {
-        const i = next++;
-        inFlight++;
-        w.postMessage({ i, path: join(dir, names[i]!) });
-      }
-      if (inFlight === 0) resolve();
-    };
-    w.on('message', (r: SummariseReply) => { out[r.i] = r.summary; inFlight--; send(); });
-    // A thread that dies leaves its segments undefined (walked by the caller); the others carry on.
+    w.on('message', (r: SummariseReply) => {
+      if ('done' in r) resolve();
+      else out[r.i] = r.summary;
+    });
+    // A thread that dies leaves the segments it took undefined (walked by the caller); the others carry on.
     w.on('error', () => resolve());
     w.on('exit', () => resolve());
-    send();
   });
-  const workers = Array.from({ length: Math.max(1, Math.min(threads, names.length)) }, () => moduleWorker(import.meta.url, 'audit-summarise-worker', { workerData: { key } }));
+  const workers = Array.from({ length: Math.max(1, Math.min(threads, names.length)) }, () => moduleWorker(import.meta.url, 'audit-summarise-worker', { workerData: job }));
   try {
     await Promise.all(workers.map(run));
   } finally {
