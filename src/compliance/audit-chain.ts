@@ -18,19 +18,18 @@ export async function verifyChainCached(layout: SddLayout, o: { threads?: number
   const dir = layout.auditDir;
   const names = await listSegments(dir);
   const old = await readCache(layout);
+  const stats = await Promise.all(names.map((n) => stat(join(dir, n))));
   const ids = new Map<string, FileId>();
   const known = new Map<string, SegmentSummary>();
-  const sizes: number[] = [];
-  for (const name of names) {
-    const st = await stat(join(dir, name));
+  names.forEach((name, i) => {
+    const st = stats[i]!;
     const id = { size: st.size, mtime: st.mtimeMs, ctime: st.ctimeMs, ino: st.ino };
     ids.set(name, id);
-    sizes.push(st.size);
     const hit = old.segments[name];
     if (hit && same(hit, id)) known.set(name, summaryOf(hit));
-  }
+  });
   const key = names.length ? await loadAuditKey(layout, { create: false }) : null;
-  const { w, clean } = await walkSegmentFiles(dir, names, key, { known, sizes, threads: o.threads });
+  const { w, clean } = await walkSegmentFiles(dir, names, key, { known, sizes: stats.map((st) => st.size), threads: o.threads });
   const result = finishWalk(w, names.length);
   const next: Cache = { version: 2, segments: {} };
   for (const [name, s] of clean) next.segments[name] = { ...ids.get(name)!, ...s };
