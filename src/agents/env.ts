@@ -18,7 +18,7 @@ export interface EnvPolicy {
 export function secretEnvNames(config: Config): string[] {
   const out = new Set<string>(config.agents.secret_env);
   const walk = (v: unknown, key: string): void => {
-    if (key === 'secret_env' && typeof v === 'string') out.add(v);
+    if (key === 'secret_env' && typeof v === 'string' && v !== '') out.add(v);
     if (Array.isArray(v)) v.forEach((x) => walk(x, key));
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, k);
   };

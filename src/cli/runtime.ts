@@ -96,7 +96,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));
   // --- observe: status, SLOs, Grafana, exports, SBOM, /dashboard/data, /events, the board page ---
   let sessions: () => SessionRecord[] = () => [];
-  const source = createBoardSource({ svc: tasks, store, layout, audit, actorOf, readProgress, sessions: () => sessions() });
+  let sandbox = (): { mode: string; reason: string } => ({ mode: 'none', reason: 'the orchestrator is off: no agents run' });
+  const source = createBoardSource({ svc: tasks, store, layout, audit, actorOf, readProgress, sessions: () => sessions(), sandbox: () => sandbox() });
   const observe = createObservability({
     source, registry: metrics.registry, clock, log: log.withTag('observe'), config: config.observe, version: VERSION, openSse, git,
     packageRoot: PACKAGE_ROOT, uuid: () => randomUUID(),
@@ -111,6 +112,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer,
   });
   sessions = () => orchestrator.sessions();
+  if (config.orchestrator.enabled) sandbox = () => orchestrator.sandbox();
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
   routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---

@@ -39,6 +39,8 @@ export interface BoardSource {
   readRuns(): Promise<RunRecord[]>;
   draining(): boolean;
   maxAgents(): number;
+  /** How agents are contained (`agents.sandbox`): `none` means they can reach everything the server's user can. */
+  sandbox(): { mode: string; reason: string };
   /** Append an audit record (exports, SBOM writes). */
   audit(entry: AuditEntry): Promise<void>;
   /** Write a JSON file under `.sdd` (committed into refs/sdd/state). */
@@ -57,6 +59,8 @@ export interface BoardSourceDeps {
   readProgress: (svc: TaskService, id: string, who: Actor) => Promise<{ entries: { ts: string; message: string | null; percent: number | null }[] }>;
   /** The orchestrator's sessions (none when it is off). */
   sessions: () => SessionRecord[];
+  /** The orchestrator's sandbox decision. */
+  sandbox: () => { mode: string; reason: string };
 }
 
 /** The board source of a running server. */
@@ -81,6 +85,7 @@ export function createBoardSource(d: BoardSourceDeps): BoardSource {
     readRuns: () => d.store.readJsonl<RunRecord>(d.layout.metricsRuns),
     draining: () => svc.draining,
     maxAgents: () => svc.deps.config.orchestrator.max_agents,
+    sandbox: () => { const s = d.sandbox(); return { mode: s.mode, reason: s.reason }; },
     audit: async (entry) => { await d.audit.append(entry); },
     writeJson: (abs, value, note) => d.store.writeJson(abs, value, note),
   };

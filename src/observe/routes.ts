@@ -7,7 +7,7 @@ import { buildSlo } from './slo.ts';
 import { buildStatus } from './status.ts';
 
 const Obj = (id: string, description: string) => Type.Object({}, { $id: id, description, additionalProperties: true });
-const StatusBody = Obj('StatusReport', 'Counts per status and total, agents, cost_usd, per_role, summary, metrics (cache_hit_rate and its counts), uptime_s, version');
+const StatusBody = Obj('StatusReport', 'Counts per status and total, agents, cost_usd, per_role, summary, metrics (cache_hit_rate and its counts), uptime_s, version, agents_sandbox {mode, reason}');
 const SloBody = Obj('SloReport', 'slos [{name, description, target, current, samples, status, met}] and error_budget');
 const DashboardBody = Obj('DashboardData', 'ts, seq, stats, tasks, agents, live_costs, alerts, you');
 const TenantQuery = Type.Object({ tenant: Type.Optional(Type.String()) });
@@ -27,7 +27,7 @@ export function observeRoutes(core: ObserveCore): Route[] {
         const { tenant } = core.source.actorOf(ctx);
         sendBody(ctx, core.cache.get(`status:${tenant}`, snapshotVersion(core), () => buildStatus(viewOf(core, tenant), {
           version: core.version, uptimeS: Math.round((core.clock.now() - core.startedMs) / 100) / 10, maxAgents: core.source.maxAgents(),
-          draining: core.source.draining(), seq: core.feed.ring.seq, cache: core.cache.stats(),
+          draining: core.source.draining(), seq: core.feed.ring.seq, cache: core.cache.stats(), sandbox: core.source.sandbox(),
         })));
         return RAW;
       },

@@ -42,7 +42,7 @@ export function perRole(v: Pick<BoardView, 'tasks' | 'costOf'>): Record<string, 
 }
 
 /** GET /status (DECISIONS.md): counts per status and total at the top, agents, cost, per role, summary, cache metrics, uptime, version (pure). */
-export function buildStatus(v: BoardView, extra: { version: string; uptimeS: number; maxAgents: number; draining: boolean; seq: number; cache: Record<string, number> }) {
+export function buildStatus(v: BoardView, extra: { version: string; uptimeS: number; maxAgents: number; draining: boolean; seq: number; cache: Record<string, number>; sandbox: { mode: string; reason: string } }) {
   const counts = Object.fromEntries(STATUSES.map((s) => [s, v.counts[s] ?? 0])) as Record<(typeof STATUSES)[number], number>;
   const agents = v.sessions.filter(live).length;
   const cost = totalCost(v);
@@ -57,6 +57,8 @@ export function buildStatus(v: BoardView, extra: { version: string; uptimeS: num
     uptime_s: extra.uptimeS,
     version: extra.version,
     draining: extra.draining,
+    // Said loudly wherever agents are described: without a sandbox they reach the server's secrets.
+    agents_sandbox: extra.sandbox,
     seq: extra.seq,
   };
 }

@@ -41,6 +41,7 @@ T('/status: counts per status, total, agents, cost, per role, summary, uptime, v
   const st = (await s.api('GET', '/status')).body;
   for (const k of ['open', 'claimed', 'in_progress', 'done', 'failed', 'closed', 'blocked', 'waiting_for_subtasks', 'refused', 'cancelled', 'total', 'agents', 'cost_usd', 'uptime_s', 'version']) assert.ok(k in st, `has ${k}`);
   assert.equal([st.open, st.claimed, st.total, st.agents], [2, 1, 3, 0]);
+  assert.equal(st.agents_sandbox.mode, 'none', 'no orchestrator: no agents, said so');
   assert.equal(st.per_role.map((r: { role: string; total: number }) => [r.role, r.total]), [['backend', 2], ['qa', 1]]);
   assert.equal(Object.keys(st.summary), ['total', 'open', 'claimed', 'done', 'failed', 'agents', 'cost_usd', 'max_agents']);
   const m = st.metrics;

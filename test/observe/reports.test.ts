@@ -34,12 +34,13 @@ function view(tasks: Task[], sessions: SessionRecord[] = [], costs: Record<strin
 
 test('status: counts per status at the top, agents live, cost, per role with costs, summary, the cache figures', () => {
   const v = view([task('a', 'in_progress'), task('b', 'open', 'qa'), task('c', 'done'), task('d', 'failed', 'qa')], [session('s1', 'a', 'running'), session('s2', 'c', 'exited')], { c: 1.25, d: 0.5 });
-  const s = buildStatus(v, { version: '1.2.3', uptimeS: 12.5, maxAgents: 4, draining: false, seq: 7, cache: { cache_hit_rate: 0.5, cache_hits: 1, cache_misses: 1 } });
+  const s = buildStatus(v, { version: '1.2.3', uptimeS: 12.5, maxAgents: 4, draining: false, seq: 7, cache: { cache_hit_rate: 0.5, cache_hits: 1, cache_misses: 1 }, sandbox: { mode: 'none', reason: 'bwrap did not start' } });
   assert.equal([s.open, s.in_progress, s.done, s.failed, s.closed, s.total, s.agents, s.cost_usd], [1, 1, 1, 1, 0, 4, 1, 1.75]);
   assert.equal(s.per_role.map((r) => [r.role, r.total, r.cost_usd]), [['backend', 2, 1.25], ['qa', 2, 0.5]]);
   assert.equal(s.summary, { total: 4, open: 1, claimed: 0, done: 1, failed: 1, agents: 1, cost_usd: 1.75, max_agents: 4 });
   assert.is(s.metrics.cache_hit_rate, 0.5);
   assert.is(s.version, '1.2.3');
+  assert.equal(s.agents_sandbox, { mode: 'none', reason: 'bwrap did not start' }, 'an unsandboxed orchestrator is said in /status');
 });
 
 test('read cache: the same version is a hit, a new version a miss; the rate comes from those counts', () => {
