@@ -29,6 +29,12 @@ export const callerOf = (extra: Extra): Caller => {
   return caller;
 };
 
+/** Aborted when the client cancels the call or its HTTP request goes away. */
+const signalOf = (extra: Extra & { signal: AbortSignal }): AbortSignal => {
+  const gone = extra.authInfo?.extra?.gone as AbortSignal | undefined;
+  return gone ? AbortSignal.any([extra.signal, gone]) : extra.signal;
+};
+
 const INSTRUCTIONS = 'svc is the task board of this repository. Claim work with next_task (or work the task your token is scoped to), '
   + 'report_progress while you work, and finish with complete_task (result_summary, optional structured payload) or fail_task. '
   + 'Errors are tool results whose text is the API\'s "status: detail".';
@@ -47,7 +53,7 @@ export function createMcpServer(deps: ProtocolDeps): { server: Server; dispose()
   server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
     const tool = TOOLS.find((t) => t.name === req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name.slice(0, 100)}`);
-    return callTool(tool, req.params.arguments, { board, caller: callerOf(extra), signal: extra.signal }, log);
+    return callTool(tool, req.params.arguments, { board, caller: callerOf(extra), signal: signalOf(extra) }, log);
   });
   server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => ({ resources: await listResources(board, callerOf(extra)) }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: TEMPLATES }));

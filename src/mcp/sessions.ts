@@ -79,7 +79,10 @@ export function createSessions(deps: SessionDeps): McpSessions {
   return {
     get size() { return sessions.size; },
     async handle(req, res, body, caller) {
-      Object.assign(req, { auth: { token: '', clientId: caller.principal.actor, scopes: [], extra: { caller } } });
+      // A client that hangs up mid-call (a long next_task) must not be handed a task nobody receives.
+      const gone = new AbortController();
+      res.once('close', () => { if (!res.writableFinished) gone.abort(); });
+      Object.assign(req, { auth: { token: '', clientId: caller.principal.actor, scopes: [], extra: { caller, gone: gone.signal } } });
       const sid = req.headers['mcp-session-id'];
       if (typeof sid === 'string') {
         const e = sessions.get(sid);

@@ -112,6 +112,23 @@ T('next_task waits up to wait_s for a task; subtasks: the parent waits and compl
   await c.close();
 });
 
+T('a client that hangs up during a long next_task is handed nothing: the task stays open', async () => {
+  const headers = { authorization: `Bearer ${s.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const rpc = (body: unknown, extra: Record<string, string> = {}, signal?: AbortSignal) => fetch(`${s.url}/mcp`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+  const init = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+  assert.is((await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status, 202);
+  const hangUp = new AbortController();
+  const call = rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'next_task', arguments: { role: 'mcpgone', wait_s: 30 } } }, session, hangUp.signal).catch(() => 'aborted');
+  await new Promise((r) => setTimeout(r, 300));
+  hangUp.abort();
+  assert.is(await call, 'aborted');
+  await new Promise((r) => setTimeout(r, 100));
+  const t = await create({ title: 'nobody is waiting', role: 'mcpgone' });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.is(await status(t.id), 'open');
+});
+
 T('refusals are tool errors carrying the API\'s status and detail; an unknown tool is a protocol error', async () => {
   const c = await connect(s, s.token);
   const noRole = await call(c.client, 'next_task', {});
