@@ -69,6 +69,8 @@ T('claim → progress → complete with the tools, each step on GET /tasks; list
   assert.ok(progressed.ok, progressed.text);
   assert.is(await status(a.id), 'in_progress');
   assert.is((await s.api('GET', `/tasks/${a.id}/progress`)).body.latest.files_changed, 2);
+  const card = ((await s.api('GET', '/dashboard/data')).body.tasks as any[]).find((t) => t.id === a.id);
+  assert.equal([card.status, card.progress, card.progress_message], ['in_progress', 50, 'half way'], 'the live board shows the report');
   assert.is((await call(c.client, 'get_task', { task_id: a.id })).value.title, 'mcp first');
   const listed = await call(c.client, 'list_tasks', { role: 'mcpflow' });
   assert.equal([listed.value.total, listed.value.tasks.map((t: any) => [t.id, t.status])], [2, [[a.id, 'in_progress'], [b.id, 'open']]]);
