@@ -15,6 +15,12 @@ import { createRecordStore, type RecordStoreOptions } from '../../src/store/reco
 import { StorageUnavailable } from '../../src/store/types.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
+/** Polls `ok` every 20 ms until it holds or `ms` pass (timers under load fire late; the bound is generous). */
+async function until(ok: () => boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
 type Counter = { version: number; counter: number };
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/store');
 const run = promisify(execFile);
@@ -114,7 +120,7 @@ journal('a checkpoint rotates the journal, syncs the filesystem and deletes what
   const journaled = () => [paths.current, ...journalFiles(paths.dir).filter((n) => n !== 'journal.jsonl').map((n) => join(paths.dir, n))]
     .filter((f) => existsSync(f)).reduce((n, f) => n + journalLines(f).length, 0);
   if (syncs === 0) assert.is(journaled(), 6);
-  await new Promise((r) => setTimeout(r, 400));
+  await until(() => syncs >= 1 && journalFiles(paths.dir).length === 0);
   assert.ok(syncs >= 1, 'syncfs ran');
   assert.equal(journalFiles(paths.dir), [], 'rotated journal deleted');
   await store.update<Counter>(layout.task('t01'), (t) => ({ ...t, counter: t.counter + 1 }));

@@ -21,6 +21,12 @@ const run = promisify(execFile);
 const log = silentLogger();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `ok` every 20 ms until it holds or `ms` pass (timers under load fire late; the bound is generous). */
+async function until(ok: () => boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
 const owned = suite('store owned by one server');
 let tmp: ReturnType<typeof makeTempDir>;
 owned.before.each(() => { tmp = makeTempDir('svc-owned-'); });
@@ -121,7 +127,8 @@ owned('a checkpoint drops the journal only once every file is written', async ()
   await sleep(300);
   assert.ok(journalFiles(paths.dir).length >= 1, 'journal kept while the file is not written');
   state.blockFiles = false;
-  await sleep(2500); // the publisher's retry backoff, then the next checkpoint
+  // The publisher's retry backoff, then the next checkpoint.
+  await until(() => journalFiles(paths.dir).length === 0 && existsSync(layout.task('t03')));
   assert.equal(fileOf(layout.task('t03')), { version: 1, counter: 0 });
   assert.equal(journalFiles(paths.dir), [], 'journal dropped after the files were written');
   await store.close();
@@ -144,7 +151,7 @@ owned('an audit entry rides in the write\'s journal line; a hold keeps the journ
   await sleep(300);
   assert.ok(journalFiles(paths.dir).length >= 1, 'kept while an extension is open (an audit append being retried)');
   extension.release();
-  await sleep(300);
+  await until(() => journalFiles(paths.dir).length === 0);
   assert.equal(journalFiles(paths.dir), [], 'dropped once released');
   await store.close();
   await replayJournal(layout, log, async () => undefined, intents);
