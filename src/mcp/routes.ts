@@ -4,9 +4,8 @@ import type { IncomingMessage } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { forbidden } from '../lib/http-error.ts';
 import { defineRoute, RAW, type Route, type RouteContext } from '../lib/route.ts';
-import { sendJson } from '../server/index.ts';
 import type { McpBoard } from './board.ts';
-import type { McpSessions } from './sessions.ts';
+import { rpcError, type McpSessions } from './sessions.ts';
 
 export interface McpRouteDeps {
   board: McpBoard;
@@ -89,6 +88,6 @@ function checkOrigin(req: IncomingMessage, publicUrl?: string): void {
 }
 
 function rpcFail(ctx: RouteContext<unknown, unknown, unknown>, status: number, code: number, message: string): typeof RAW {
-  sendJson(ctx.res, { status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
+  rpcError(ctx.res, status, code, message);
   return RAW;
 }

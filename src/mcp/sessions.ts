@@ -36,9 +36,9 @@ export interface McpSessions {
   close(): Promise<void>;
 }
 
-// JSON-RPC errors of the transport layer (the SDK's own codes and texts for these cases).
-const rpcError = (res: ServerResponse, status: number, code: number, message: string) =>
-  sendJson(res, { status, body: { jsonrpc: '2.0', error: { code, message }, id: null } });
+/** A JSON-RPC error of the transport layer (the SDK's codes for these cases), with the API's `detail` beside it. */
+export const rpcError = (res: ServerResponse, status: number, code: number, message: string): void =>
+  sendJson(res, { status, body: { jsonrpc: '2.0', error: { code, message }, id: null, detail: message } });
 
 /** The session table; idle sessions are swept once a minute (the timer does not hold the process). */
 export function createSessions(deps: SessionDeps): McpSessions {

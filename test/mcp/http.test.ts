@@ -6,7 +6,7 @@ import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotoc
 import { Ajv } from 'ajv';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createToken } from '../../src/auth/index.ts';
+import { addTenant, createToken } from '../../src/auth/index.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
@@ -202,6 +202,23 @@ T('a task token: only its task\'s tools, its task by default, 403 on another tas
   assert.equal([done.value.status, await status(mine.id)], ['done', 'done']);
   for (let i = 0; i < 100 && updates.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
   assert.ok(updates.includes(`svc://task/${mine.id}`), `resource updates: ${JSON.stringify(updates)}`);
+  await c.close();
+});
+
+T('another tenant\'s token: the task does not exist for it, and its lists and claims stay in its own tenant', async () => {
+  const victim = await create({ title: 'default tenant secret', role: 'mcptenant' });
+  await addTenant(sddLayout(repo.dir), 'acme');
+  const acme = (await createToken(sddLayout(repo.dir), { role: 'operator', tenant: 'acme' }, systemClock)).token;
+  const c = await connect(s, acme);
+  assert.is((await call(c.client, 'get_task', { task_id: victim.id })).text, `404: Task '${victim.id}' not found`);
+  assert.is((await call(c.client, 'complete_task', { task_id: victim.id, result_summary: 'x' })).text, `404: Task '${victim.id}' not found`);
+  assert.is((await call(c.client, 'next_task', { role: 'mcptenant' })).text, "404: No open tasks for role 'mcptenant'");
+  assert.is((await call(c.client, 'list_tasks', {})).value.total, 0);
+  assert.is((await call(c.client, 'search_tasks', { q: 'secret' })).value.total, 0);
+  await c.client.readResource({ uri: `svc://task/${victim.id}` }).then(() => assert.unreachable('other tenant'), (e) => assert.is((e as McpError).code, -32002));
+  // Naming the other tenant is refused at the door, as the API refuses it.
+  await connect(s, acme, { 'x-tenant-id': 'default' }).then(() => assert.unreachable('bound token'), (e) => assert.is((e as StreamableHTTPError).code, 403));
+  assert.is(await status(victim.id), 'open');
   await c.close();
 });
 
