@@ -1,11 +1,23 @@
 // POST|GET|DELETE /mcp (MCP streamable HTTP) behind the API's own bearer authentication, and the OAuth
 // protected resource metadata (RFC 9728) the MCP authorization spec asks an HTTP server to publish.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { forbidden } from '../lib/http-error.ts';
 import { defineRoute, RAW, type Route, type RouteContext } from '../lib/route.ts';
-import type { McpBoard } from './board.ts';
-import { rpcError, type McpSessions } from './sessions.ts';
+import { sendJson } from '../server/index.ts';
+import type { Caller, McpBoard } from './board.ts';
+
+/** The sessions of one server. */
+export interface McpSessions {
+  /** Answer one request of /mcp (POST, GET or DELETE) for an authenticated caller. */
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller): Promise<void>;
+  /** Close every session (the server stops). */
+  close(): Promise<void>;
+}
+
+/** A JSON-RPC error of the transport layer (the SDK's codes for these cases), with the API's `detail` beside it. */
+export const rpcError = (res: ServerResponse, status: number, code: number, message: string): void =>
+  sendJson(res, { status, body: { jsonrpc: '2.0', error: { code, message }, id: null, detail: message } });
 
 export interface McpRouteDeps {
   board: McpBoard;

@@ -4,9 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../lib/clock.ts';
-import { sendJson } from '../server/index.ts';
 import type { Caller } from './board.ts';
 import { createMcpServer, type ProtocolDeps } from './protocol.ts';
+import { rpcError, type McpSessions } from './routes.ts';
 
 export interface SessionDeps extends ProtocolDeps {
   clock: Clock;
@@ -26,19 +26,6 @@ interface Entry {
   dispose(): void;
 }
 
-/** The sessions of one server. */
-export interface McpSessions {
-  /** Answer one request of /mcp (POST, GET or DELETE) for an authenticated caller. */
-  handle(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller): Promise<void>;
-  /** Sessions open now. */
-  readonly size: number;
-  /** Close every session (the server stops). */
-  close(): Promise<void>;
-}
-
-/** A JSON-RPC error of the transport layer (the SDK's codes for these cases), with the API's `detail` beside it. */
-export const rpcError = (res: ServerResponse, status: number, code: number, message: string): void =>
-  sendJson(res, { status, body: { jsonrpc: '2.0', error: { code, message }, id: null, detail: message } });
 
 /** The session table; idle sessions are swept once a minute (the timer does not hold the process). */
 export function createSessions(deps: SessionDeps): McpSessions {
@@ -77,8 +64,7 @@ export function createSessions(deps: SessionDeps): McpSessions {
   };
 
   return {
-    get size() { return sessions.size; },
-    async handle(req, res, body, caller) {
+    async handle(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller) {
       // A client that hangs up mid-call (a long next_task) must not be handed a task nobody receives.
       const gone = new AbortController();
       res.once('close', () => { if (!res.writableFinished) gone.abort(); });

@@ -3,8 +3,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Route } from '../lib/route.ts';
 import { createBoard, type BoardDeps } from './board.ts';
-import { mcpRoutes } from './routes.ts';
-import { createSessions } from './sessions.ts';
+import { mcpRoutes, type McpSessions } from './routes.ts';
 
 export interface McpDeps extends BoardDeps {
   version: string;
@@ -22,9 +21,17 @@ export interface Mcp {
   close(): Promise<void>;
 }
 
-/** Build the MCP server over the mounted task routes (call after they exist). */
+/**
+ * Build the MCP server over the mounted task routes (call after they exist). The SDK (and its schemas) loads
+ * with the first /mcp request, so a server nobody asks for MCP starts as fast as before.
+ */
 export function createMcp(deps: McpDeps): Mcp {
   const board = createBoard(deps);
-  const sessions = createSessions({ board, version: deps.version, log: deps.log, clock: deps.clock, newId: deps.newId });
+  let loaded: Promise<McpSessions> | undefined;
+  const load = () => (loaded ??= import('./sessions.ts').then((m) => m.createSessions({ board, version: deps.version, log: deps.log, clock: deps.clock, newId: deps.newId })));
+  const sessions: McpSessions = {
+    handle: async (req, res, body, caller) => (await load()).handle(req, res, body, caller),
+    close: async () => { if (loaded) await (await loaded).close(); },
+  };
   return { routes: mcpRoutes({ board, sessions, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }), close: () => sessions.close() };
 }
