@@ -29,68 +29,75 @@ interface Entry {
 
 /** The session table; idle sessions are swept once a minute (the timer does not hold the process). */
 export function createSessions(deps: SessionDeps): McpSessions {
-  const idleMs = deps.idleMs ?? 3_600_000;
-  const max = deps.maxSessions ?? 1000;
-  const perActor = deps.maxPerActor ?? 32;
-  const sessions = new Map<string, Entry>();
-  const sweep = setInterval(() => {
-    const old = deps.clock.now() - idleMs;
-    for (const e of sessions.values()) if (e.lastSeen < old) void e.transport.close();
-  }, 60_000);
-  sweep.unref();
+  return new SessionTable(deps);
+}
+
+class SessionTable implements McpSessions {
+  private readonly sessions = new Map<string, Entry>();
+  private readonly sweep: NodeJS.Timeout;
+  private readonly max: number;
+
+  constructor(private readonly deps: SessionDeps) {
+    this.max = deps.maxSessions ?? 1000;
+    const idleMs = deps.idleMs ?? 3_600_000;
+    this.sweep = setInterval(() => {
+      const old = deps.clock.now() - idleMs;
+      for (const e of this.sessions.values()) if (e.lastSeen < old) void e.transport.close();
+    }, 60_000);
+    this.sweep.unref();
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller): Promise<void> {
+    // A client that hangs up mid-call (a long next_task) must not be handed a task nobody receives.
+    const gone = new AbortController();
+    res.once('close', () => { if (!res.writableFinished) gone.abort(); });
+    Object.assign(req, { auth: { token: '', clientId: caller.principal.actor, scopes: [], extra: { caller, gone: gone.signal } } });
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string') {
+      const e = this.sessions.get(sid);
+      // Another actor's session is not found either: its id says nothing, and its stream stays its own.
+      if (!e || e.actor !== caller.principal.actor) { rpcError(res, 404, -32001, 'Session not found'); return; }
+      e.lastSeen = this.deps.clock.now();
+      await e.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(body)) {
+      rpcError(res, 400, -32000, 'Bad Request: No valid session ID provided (send initialize first)');
+      return;
+    }
+    if (!(await this.makeRoom(caller.principal.actor))) { rpcError(res, 503, -32000, `Too many MCP sessions (${this.max})`); return; }
+    const transport = await this.open(caller.principal.actor);
+    await transport.handleRequest(req, res, body);
+    // An initialize the transport refused opened no session: nothing to keep.
+    if (!transport.sessionId || !this.sessions.has(transport.sessionId)) await transport.close();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweep);
+    await Promise.all([...this.sessions.values()].map((e) => e.transport.close()));
+  }
 
   // Room for one more session of `actor`: its oldest session goes when it has too many.
-  const makeRoom = async (actor: string): Promise<boolean> => {
-    const own = [...sessions.values()].filter((e) => e.actor === actor).sort((a, b) => a.lastSeen - b.lastSeen);
+  private async makeRoom(actor: string): Promise<boolean> {
+    const perActor = this.deps.maxPerActor ?? 32;
+    const own = [...this.sessions.values()].filter((e) => e.actor === actor).sort((a, b) => a.lastSeen - b.lastSeen);
     for (const e of own.slice(0, Math.max(0, own.length - perActor + 1))) await e.transport.close();
-    return sessions.size < max;
-  };
+    return this.sessions.size < this.max;
+  }
 
-  const open = async (caller: Caller): Promise<StreamableHTTPServerTransport> => {
-    const { server, dispose } = createMcpServer(deps);
-    const actor = caller.principal.actor;
+  // A transport and server for a new session; it joins the table once initialize succeeded.
+  private async open(actor: string): Promise<StreamableHTTPServerTransport> {
+    const { server, dispose } = createMcpServer(this.deps);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: deps.newId,
+      sessionIdGenerator: this.deps.newId,
       enableJsonResponse: true,
-      onsessioninitialized: (id) => { sessions.set(id, { transport, actor, lastSeen: deps.clock.now(), dispose }); },
+      onsessioninitialized: (id) => { this.sessions.set(id, { transport, actor, lastSeen: this.deps.clock.now(), dispose }); },
     });
     transport.onclose = () => {
-      const id = transport.sessionId;
-      if (id) sessions.delete(id);
+      if (transport.sessionId) this.sessions.delete(transport.sessionId);
       dispose();
     };
     await server.connect(transport);
     return transport;
-  };
-
-  return {
-    async handle(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller) {
-      // A client that hangs up mid-call (a long next_task) must not be handed a task nobody receives.
-      const gone = new AbortController();
-      res.once('close', () => { if (!res.writableFinished) gone.abort(); });
-      Object.assign(req, { auth: { token: '', clientId: caller.principal.actor, scopes: [], extra: { caller, gone: gone.signal } } });
-      const sid = req.headers['mcp-session-id'];
-      if (typeof sid === 'string') {
-        const e = sessions.get(sid);
-        // Another actor's session is not found either: its id says nothing, and its stream stays its own.
-        if (!e || e.actor !== caller.principal.actor) { rpcError(res, 404, -32001, 'Session not found'); return; }
-        e.lastSeen = deps.clock.now();
-        await e.transport.handleRequest(req, res, body);
-        return;
-      }
-      if (req.method !== 'POST' || !isInitializeRequest(body)) {
-        rpcError(res, 400, -32000, 'Bad Request: No valid session ID provided (send initialize first)');
-        return;
-      }
-      if (!(await makeRoom(caller.principal.actor))) { rpcError(res, 503, -32000, `Too many MCP sessions (${max})`); return; }
-      const transport = await open(caller);
-      await transport.handleRequest(req, res, body);
-      // An initialize the transport refused opened no session: nothing to keep.
-      if (!transport.sessionId || !sessions.has(transport.sessionId)) await transport.close();
-    },
-    async close() {
-      clearInterval(sweep);
-      await Promise.all([...sessions.values()].map((e) => e.transport.close()));
-    },
-  };
+  }
 }

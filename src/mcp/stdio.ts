@@ -21,75 +21,93 @@ const REOPEN_ID = 'svc-mcp-reopen';
 
 /** Relay stdio ⇄ /mcp until stdin ends; resolves then (the session is ended on the server). */
 export async function bridgeStdio(o: BridgeOptions): Promise<void> {
-  const endpoint = new URL(`${o.url.replace(/\/+$/, '')}/mcp`);
-  const headers = { ...(o.token ? { authorization: `Bearer ${o.token}` } : {}), ...(o.tenant ? { 'x-tenant-id': o.tenant } : {}) };
-  const local = new StdioServerTransport(o.stdin, o.stdout);
-  let init: JSONRPCRequest | undefined;
-  let reopening: Promise<void> | undefined;
+  const relay = new Relay(o);
+  await relay.local.start();
+  await new Promise<void>((resolve) => { o.stdin.once('end', resolve); o.stdin.once('close', resolve); });
+  await relay.close();
+}
 
-  const connect = (): StreamableHTTPClientTransport => {
-    const t = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } });
+// One relay: the client's stdio on one side, the current HTTP session on the other.
+class Relay {
+  readonly local: StdioServerTransport;
+  private remote: StreamableHTTPClientTransport;
+  private readonly endpoint: URL;
+  private readonly headers: Record<string, string>;
+  /** The client's initialize, replayed when the server has lost the session. */
+  private init: JSONRPCRequest | undefined;
+  private reopening: Promise<void> | undefined;
+
+  constructor(private readonly o: BridgeOptions) {
+    this.endpoint = new URL(`${o.url.replace(/\/+$/, '')}/mcp`);
+    this.headers = { ...(o.token ? { authorization: `Bearer ${o.token}` } : {}), ...(o.tenant ? { 'x-tenant-id': o.tenant } : {}) };
+    this.local = new StdioServerTransport(o.stdin, o.stdout);
+    this.local.onmessage = (m) => { void this.forward(m); };
+    this.local.onerror = (err) => o.log(`svc mcp: bad input on stdin: ${err.message}`);
+    this.remote = this.connect();
+  }
+
+  private connect(): StreamableHTTPClientTransport {
+    const t = new StreamableHTTPClientTransport(this.endpoint, { requestInit: { headers: this.headers } });
     t.onmessage = (m) => {
       // The answer to initialize fixes the protocol version every later request names (MCP-Protocol-Version).
       if (isJSONRPCResultResponse(m) && typeof m.result.protocolVersion === 'string') t.setProtocolVersion(m.result.protocolVersion);
       if (isJSONRPCResultResponse(m) && m.id === REOPEN_ID) return;
-      void local.send(m);
+      void this.local.send(m);
     };
-    t.onerror = (err) => o.log(`svc mcp: ${describe(err, o.url).message}`);
+    t.onerror = (err) => this.o.log(`svc mcp: ${describe(err, this.o.url).message}`);
     void t.start();
     return t;
-  };
-  let remote = connect();
+  }
 
-  // A new session with the client's own initialize (its answer kept from the client), then `initialized`.
-  const reopen = (stale: StreamableHTTPClientTransport): Promise<void> => {
-    if (remote !== stale) return reopening ?? Promise.resolve();
-    remote = connect();
-    void stale.close();
-    const fresh = remote;
-    const attempt = (async () => {
-      await fresh.send({ ...init!, id: REOPEN_ID });
-      await fresh.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-      o.log('svc mcp: the server had lost the session (restarted?): opened a new one');
-    })();
-    // Later messages wait for it, but never fail because of it: a failed reopen is tried again by the next one.
-    const settled: Promise<void> = attempt.then(() => undefined, () => undefined).then(() => { if (reopening === settled) reopening = undefined; });
-    reopening = settled;
-    return attempt;
-  };
-  // The server does not know the session (404), or the reopen before did not get one (400 without a session id).
-  const lost = (err: unknown, via: StreamableHTTPClientTransport) =>
-    err instanceof StreamableHTTPError && (err.code === 404 || (err.code === 400 && via.sessionId === undefined));
-
-  const forward = async (m: JSONRPCMessage, retried = false): Promise<void> => {
-    if (isInitializeRequest(m)) init = m as JSONRPCRequest;
-    const via = remote;
+  private async forward(m: JSONRPCMessage, retried = false): Promise<void> {
+    if (isInitializeRequest(m)) this.init = m as JSONRPCRequest;
+    const via = this.remote;
     try {
-      await reopening;
+      await this.reopening;
       await via.send(m);
     } catch (err) {
-      if (!retried && init && m !== init && lost(err, via)) {
-        await reopen(via).then(() => forward(m, true), (e: unknown) => answerError(m, e));
+      if (!retried && this.init && m !== this.init && lost(err, via)) {
+        await this.reopen(via).then(() => this.forward(m, true), (e: unknown) => this.answerError(m, e));
         return;
       }
-      await answerError(m, err);
+      await this.answerError(m, err);
     }
-  };
-  // A request the server could not take gets a JSON-RPC error naming why; other messages are logged.
-  const answerError = async (m: JSONRPCMessage, err: unknown): Promise<void> => {
-    const why = describe(err, o.url);
-    if (isJSONRPCRequest(m)) await local.send({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: why.message, data: { status: why.status } } });
-    else o.log(`svc mcp: ${why.message}`);
-  };
+  }
 
-  local.onmessage = (m) => { void forward(m); };
-  local.onerror = (err) => o.log(`svc mcp: bad input on stdin: ${err.message}`);
-  await local.start();
-  await new Promise<void>((resolve) => { o.stdin.once('end', resolve); o.stdin.once('close', resolve); });
-  await Promise.race([remote.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
-  await remote.close();
-  await local.close();
+  // A new session with the client's own initialize (its answer kept from the client), then `initialized`.
+  private reopen(stale: StreamableHTTPClientTransport): Promise<void> {
+    if (this.remote !== stale) return this.reopening ?? Promise.resolve();
+    const fresh = (this.remote = this.connect());
+    void stale.close();
+    const attempt = (async () => {
+      await fresh.send({ ...this.init!, id: REOPEN_ID });
+      await fresh.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      this.o.log('svc mcp: the server had lost the session (restarted?): opened a new one');
+    })();
+    // Later messages wait for it, but never fail because of it: a failed reopen is tried again by the next one.
+    const settled: Promise<void> = attempt.then(() => undefined, () => undefined).then(() => { if (this.reopening === settled) this.reopening = undefined; });
+    this.reopening = settled;
+    return attempt;
+  }
+
+  // A request the server could not take gets a JSON-RPC error naming why; other messages are logged.
+  private async answerError(m: JSONRPCMessage, err: unknown): Promise<void> {
+    const why = describe(err, this.o.url);
+    if (isJSONRPCRequest(m)) await this.local.send({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: why.message, data: { status: why.status } } });
+    else this.o.log(`svc mcp: ${why.message}`);
+  }
+
+  /** End the session on the server (at most 2 s) and both transports. */
+  async close(): Promise<void> {
+    await Promise.race([this.remote.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await this.remote.close();
+    await this.local.close();
+  }
 }
+
+// The server does not know the session (404), or the reopen before did not get one (400 without a session id).
+const lost = (err: unknown, via: StreamableHTTPClientTransport): boolean =>
+  err instanceof StreamableHTTPError && (err.code === 404 || (err.code === 400 && via.sessionId === undefined));
 
 /** Why a relay failed, in words: the server's detail and status, or that it cannot be reached. */
 export function describe(err: unknown, url: string): { status: number; message: string } {

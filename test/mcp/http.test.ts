@@ -131,6 +131,22 @@ T('a client that hangs up during a long next_task is handed nothing: the task st
   assert.is(await status(t.id), 'open');
 });
 
+T('one token holds at most 32 sessions: opening a 33rd ends its oldest (404), DELETE ends one', async () => {
+  const token = (await createToken(sddLayout(repo.dir), { role: 'viewer' }, systemClock)).token;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'many', version: '1' } } };
+  const ids: string[] = [];
+  for (let i = 0; i < 33; i++) {
+    const r = await fetch(`${s.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(init) });
+    assert.is(r.status, 200);
+    ids.push(r.headers.get('mcp-session-id')!);
+  }
+  const list = (id: string) => fetch(`${s.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+  assert.equal([(await list(ids[0]!)).status, (await list(ids[1]!)).status, (await list(ids[32]!)).status], [404, 200, 200]);
+  assert.is((await fetch(`${s.url}/mcp`, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': ids[32]! } })).status, 200);
+  assert.is((await list(ids[32]!)).status, 404);
+});
+
 T('refusals are tool errors carrying the API\'s status and detail; an unknown tool is a protocol error', async () => {
   const c = await connect(s, s.token);
   const noRole = await call(c.client, 'next_task', {});
