@@ -27,6 +27,9 @@ import type { TrackerConfig } from '../config/index.ts';
 import { isValidId } from '../store/index.ts';
 import { createWebhooks, taskPort } from '../webhooks/index.ts';
 // --- end webhooks ---
+// --- mcp ---
+import { createMcp } from '../mcp/index.ts';
+// --- end mcp ---
 
 export interface RuntimeOptions {
   root: string;
@@ -134,6 +137,13 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   });
   routes.push(...webhooks.routes);
   // --- end webhooks ---
+  // --- mcp: tools over the task routes above (their access and task scope), progress told to the board feed ---
+  const mcp = createMcp({
+    svc: tasks, routes, version: VERSION, log: log.withTag('mcp'), clock, newId: () => randomUUID(), publicUrl: config.auth.sso.public_url,
+    onProgress: (t, p) => observe.progressed(t.id, t.tenant, { percent: p.percent ?? null, message: p.message ?? null, ts: clock.iso() }),
+  });
+  routes.push(...mcp.routes);
+  // --- end mcp ---
   // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
   const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
@@ -164,6 +174,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       // --- orchestrator (agents domain) ---
       await orchestrator.stop();
       // --- end orchestrator ---
+      await mcp.close();
       await server.close();
       // --- webhooks ---
       await webhooks.close();

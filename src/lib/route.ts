@@ -6,10 +6,11 @@ export type Access = 'public' | 'hmac' | 'read' | 'task' | 'operate' | 'admin';
 
 /**
  * What a task-scoped token (an agent's) may do on a route: `own` = the route's `task_id` is its task,
- * `parent` = it creates a subtask of its task, `session` = it reads its own session (the handler checks
- * the last two). A route without one refuses task-scoped tokens.
+ * `parent` = it creates a subtask of its task, `session` = it reads its own session, `mcp` = the MCP
+ * endpoint, whose every tool checks the scope of the operation it mirrors (the handler checks the last
+ * three). A route without one refuses task-scoped tokens.
  */
-export type TaskScope = 'own' | 'parent' | 'session';
+export type TaskScope = 'own' | 'parent' | 'session' | 'mcp';
 
 /** Token roles of DECISIONS.md (Access). */
 export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
@@ -81,6 +82,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   access: Access;
   /** Whether and how a token scoped to one task may call this route (absent: 403 for such tokens). */
   taskScope?: TaskScope;
+  /** The `WWW-Authenticate` value of this route's 401 answers (RFC 6750: MCP clients find the resource metadata there). */
+  challenge?: (req: IncomingMessage) => string;
   params?: P;
   query?: Q;
   body?: B;

@@ -204,9 +204,15 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       const result = await route.handler({ req, res, params, query, body, principal, requestId, ip, ...(raw ? { raw } : {}) });
       answer(res, result, p.status);
     } catch (err) {
-      fail(res, err, deps.log, `[${requestId}] ${req.method} ${path}`);
+      fail(res, challenged(route, req, err), deps.log, `[${requestId}] ${req.method} ${path}`);
     }
   };
+}
+
+// A 401 of a route that names its challenge carries it in WWW-Authenticate.
+function challenged(route: Route, req: IncomingMessage, err: unknown): unknown {
+  if (!route.challenge || !(err instanceof HttpError) || err.status !== 401) return err;
+  return new HttpError(401, err.detail, err.extra, { ...err.headers, 'www-authenticate': route.challenge(req) });
 }
 
 // Turn a handler's return value into the response (RAW or an already-started response: leave it).
