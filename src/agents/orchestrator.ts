@@ -2,16 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Config } from '../config/index.ts';
-import { detectAdapters } from './adapters.ts';
+import { detectAdapters, resolveSandbox, type SandboxState, currentBranch } from '../runner/index.ts';
 import { dispatchReady, type DispatchState } from './dispatch.ts';
 import { finishSession } from './finish.ts';
 import { actOnKills, adoptSessions, reapExited } from './reap.ts';
-import { resolveSandbox, type SandboxState } from './sandbox.ts';
 import { randomHex8, type AgentContext, type AgentDeps, type Session, type SessionRecord } from './sessions.ts';
 import { settleSessions } from './settle.ts';
 import { detectStalls } from './stall.ts';
 import { TickLoop } from './tick-loop.ts';
-import { currentBranch } from './worktrees.ts';
 
 /** What the orchestrator is built from (cli/runtime.ts passes the server's own). */
 export interface OrchestratorDeps extends AgentDeps {
