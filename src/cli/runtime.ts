@@ -19,6 +19,9 @@ import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord
 import { applyEnv, loadConfigFile } from '../config/index.ts';
 import { openSse } from '../server/index.ts';
 // --- end orchestrator ---
+// --- repo ---
+import { repoGitRoutes, type RepoAccess } from '../repo/index.ts';
+// --- end repo ---
 // --- webhooks ---
 import { appendLogLine } from '../agents/index.ts';
 import type { TrackerConfig } from '../config/index.ts';
@@ -116,6 +119,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
   routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
+  // --- repo: /repo.git for cluster nodes (fetch the base, push held agent branches) ---
+  routes.push(...repoGitRoutes({ gitdir: await commonGitDir(git), base: () => orchestrator.baseBranch(), log: log.withTag('repo'), ...repoAccess(tasks) }));
+  // --- end repo ---
   // --- webhooks ---
   // `trackers` is read from the config object the orchestrator updates when config.yaml changes.
   const webhooks = await createWebhooks({
@@ -254,4 +260,15 @@ function checkAdminToken(token: string | undefined): void {
 
 function truthy(v: string | undefined): boolean {
   return ['1', 'true', 'yes', 'on'].includes((v ?? '').trim().toLowerCase());
+}
+
+// Who is a node, and which sessions it holds: its claimed and in-progress tasks. Nodes come with the
+// cluster domain (node tokens); until it plugs in, only admins fetch and nobody pushes.
+function repoAccess(tasks: TaskService): RepoAccess {
+  return {
+    nodeOf: () => null,
+    mayFetch: (p) => p.role === 'admin',
+    heldSessions: (node) => new Set([...tasks.board.byStatus('claimed'), ...tasks.board.byStatus('in_progress')]
+      .filter((t) => t.node_id === node && t.claimed_by_session !== null).map((t) => t.claimed_by_session!)),
+  };
 }

@@ -56,8 +56,7 @@ export function advertise(req: IncomingMessage, res: ServerResponse, o: ServiceO
 /** POST git-<service>: the request body (gzip or plain) into the service, its answer out to the client. */
 export function serviceRpc(req: IncomingMessage, res: ServerResponse, o: ServiceOptions, body?: Readable): Promise<void> {
   const service = o.service ?? 'upload-pack';
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== `application/x-git-${service}-request`) throw new HttpError(415, `Content-Type must be application/x-git-${service}-request`);
+  assertRequestType(req, service);
   const encoding = contentEncoding(req);
   const protocol = service === 'upload-pack' ? protocolOf(req.headers['git-protocol']) : null;
   return run([], { req: body ?? req, gzip: !body && encoding === 'gzip' }, res, `application/x-git-${service}-result`, '', protocol, o);
@@ -66,6 +65,12 @@ export function serviceRpc(req: IncomingMessage, res: ServerResponse, o: Service
 /** POST git-upload-pack (the /state.git name of `serviceRpc`). */
 export function uploadPack(req: IncomingMessage, res: ServerResponse, o: UploadPackOptions): Promise<void> {
   return serviceRpc(req, res, { ...o, service: 'upload-pack' });
+}
+
+/** 415 unless the request is a `git-<service>` stateless RPC request. */
+export function assertRequestType(req: IncomingMessage, service: GitService): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== `application/x-git-${service}-request`) throw new HttpError(415, `Content-Type must be application/x-git-${service}-request`);
 }
 
 /** The request's Content-Encoding: gzip or none; anything else is a 415. */
