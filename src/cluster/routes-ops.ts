@@ -1,0 +1,30 @@
+// POST /cluster/tokens/revoke (and the other operations of the cluster that are not about one node).
+import { Type } from '@sinclair/typebox';
+import { defineRoute, type Route } from '../lib/route.ts';
+import { unprocessable } from '../lib/http-error.ts';
+import * as S from './schema.ts';
+import type { ClusterAudit } from './service.ts';
+import type { NodeTokens } from './tokens.ts';
+
+const Err = Type.Object({ detail: Type.String() });
+const E = (description: string) => ({ description, schema: Err });
+const AUTH = { 401: E('Missing, invalid, expired or revoked token'), 403: E('The token lacks node:admin') };
+
+/** Token revocation (in memory, audited). */
+export function revokeRoute(deps: { tokens: NodeTokens; audit: ClusterAudit }): Route {
+  return defineRoute({
+    method: 'POST', path: '/cluster/tokens/revoke', operationId: 'revoke_node_tokens', summary: 'Revoke a node token by jti, or every token of a node issued up to now (kept in memory)',
+    tags: ['cluster'], access: 'read', nodeScope: 'node:admin', body: S.RevokeRequest,
+    responses: { 200: { description: 'What was revoked', schema: S.RevokeResponse }, ...AUTH },
+    handler: async ({ body, principal }) => {
+      if (!body.jti && !body.node_id) throw unprocessable('name a token (jti) or a node (node_id) to revoke');
+      if (body.jti) deps.tokens.revokeJti(body.jti);
+      if (body.node_id) deps.tokens.revokeNode(body.node_id);
+      await deps.audit.append({
+        actor: principal.actor, action: 'cluster.token.revoke', resource_type: 'cluster_token', resource_id: body.jti ?? null,
+        details: { jti: body.jti ?? null, node_id: body.node_id ?? null },
+      });
+      return { jti: body.jti ?? null, node_id: body.node_id ?? null };
+    },
+  });
+}

@@ -1,0 +1,86 @@
+// Builds the cluster of a server: secret, node tokens, registry, routes, the staleness sweep.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Route } from '../lib/route.ts';
+import type { SddLayout } from '../store/layout.ts';
+import type { RecordStore } from '../store/types.ts';
+import type { TaskService } from '../tasks/index.ts';
+import { clusterMetrics } from './metrics.ts';
+import { nodeRoutes } from './routes.ts';
+import { revokeRoute } from './routes-ops.ts';
+import { loadClusterSecret, secretPath } from './secret.ts';
+import { ClusterService, type ClusterAudit } from './service.ts';
+import { clusterTasks } from './tasks.ts';
+import { createNodeTokens, type NodeTokens } from './tokens.ts';
+import { countByStatus } from './view.ts';
+
+/** Paths of the cluster's committed files. */
+export const clusterFiles = (layout: SddLayout) => ({
+  nodes: join(layout.clusterDir, 'nodes.json'),
+  journal: join(layout.clusterDir, 'claim_journal.jsonl'),
+});
+
+export interface ClusterSetupDeps {
+  layout: SddLayout;
+  store: RecordStore;
+  tasks: TaskService;
+  audit: ClusterAudit;
+  clock: Clock;
+  log: Logger;
+  config: Config['cluster'];
+  /** SERVICE_CLUSTER_SECRET, when set. */
+  secret?: string;
+  /** The /metrics registry. */
+  registry?: Registry;
+  /** Node ids (12 hex characters); random by default. */
+  newId?: () => string;
+}
+
+/** The cluster of one server. */
+export interface Cluster {
+  service: ClusterService;
+  tokens: NodeTokens;
+  routes: Route[];
+  /** Start the staleness sweep (every staleness_check_s). */
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Load the secret and the registry (every node offline), install the node hooks on the task service, build the routes. */
+export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
+  const { config, log } = deps;
+  const secret = await loadClusterSecret(deps.layout, deps.secret);
+  if (secret.created) log.info(`created the cluster secret in ${secretPath(deps.layout)} (0600): workers register with it (--token)`);
+  const tokens = createNodeTokens({ secret: secret.secret, clock: deps.clock, newJti: () => randomUUID(), expiryHours: config.token_expiry_hours });
+  const tasks = clusterTasks(deps.tasks);
+  let service: ClusterService | undefined;
+  const metrics = clusterMetrics(() => countByStatus(service?.entries() ?? []), deps.registry);
+  service = new ClusterService({
+    store: deps.store, file: clusterFiles(deps.layout).nodes, clock: deps.clock, log, audit: deps.audit, metrics, tokens, tasks,
+    newId: deps.newId ?? (() => randomBytes(6).toString('hex')), nodeTimeoutS: config.node_timeout_s,
+  });
+  const loaded = await service.load();
+  if (loaded) log.info(`cluster: ${loaded} node(s) in the registry, offline until they heartbeat`);
+  const svc = service;
+  tasks.install({ claimRefusal: (id) => svc.claimRefusal(id), fenced: () => metrics.fenced() });
+  const routes = [...nodeRoutes(svc), revokeRoute({ tokens, audit: deps.audit })];
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  return {
+    service: svc, tokens, routes,
+    start() {
+      timer = setInterval(() => {
+        sweeping = svc.sweep().catch((err: Error) => log.error('cluster staleness sweep failed', err));
+      }, config.staleness_check_s * 1000);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
+    },
+  };
+}
