@@ -7,5 +7,7 @@ export { ClusterService, type ClusterAudit, type ClusterServiceDeps } from './se
 export { clusterTasks, type ClusterTasks, type HeldTask } from './tasks.ts';
 export { clusterMetrics, type ClusterMetrics } from './metrics.ts';
 export { nodeRoutes } from './routes.ts';
-export { revokeRoute } from './routes-ops.ts';
+export { revokeRoute, stealRoute } from './routes-ops.ts';
+export { planSteal, pickTasks, STEAL_LIMITS, type StealNode, type PlannedMove, type StealLimits } from './steal.ts';
+export { createStealer } from './stealer.ts';
 export { createCluster, clusterFiles, type Cluster, type ClusterSetupDeps } from './setup.ts';

@@ -1,6 +1,6 @@
-// POST /cluster/tokens/revoke (and the other operations of the cluster that are not about one node).
+// POST /cluster/steal, /cluster/tokens/revoke (and the other operations of the cluster that are not about one node).
 import { Type } from '@sinclair/typebox';
-import { defineRoute, type Route } from '../lib/route.ts';
+import { defineRoute, type Principal, type Route } from '../lib/route.ts';
 import { unprocessable } from '../lib/http-error.ts';
 import * as S from './schema.ts';
 import type { ClusterAudit } from './service.ts';
@@ -26,5 +26,15 @@ export function revokeRoute(deps: { tokens: NodeTokens; audit: ClusterAudit }): 
       });
       return { jti: body.jti ?? null, node_id: body.node_id ?? null };
     },
+  });
+}
+
+/** Work stealing: claimed, not started tasks of overloaded nodes go back to open for idle ones. */
+export function stealRoute(steal: (depths: Readonly<Record<string, number>>, who: Principal) => Promise<S.StealResponse>): Route {
+  return defineRoute({
+    method: 'POST', path: '/cluster/steal', operationId: 'steal_tasks', summary: 'Give claimed, not started tasks of nodes over 5 queued back to open for nodes with 2 free slots (at most 3)',
+    tags: ['cluster'], access: 'read', nodeScope: 'node:admin', body: S.StealRequest, bodyOptional: true,
+    responses: { 200: { description: 'What moved', schema: S.StealResponse }, ...AUTH },
+    handler: ({ body, principal }) => steal(body?.queue_depths ?? {}, principal),
   });
 }

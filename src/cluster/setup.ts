@@ -11,9 +11,10 @@ import type { RecordStore } from '../store/types.ts';
 import type { TaskService } from '../tasks/index.ts';
 import { clusterMetrics } from './metrics.ts';
 import { nodeRoutes } from './routes.ts';
-import { revokeRoute } from './routes-ops.ts';
+import { revokeRoute, stealRoute } from './routes-ops.ts';
 import { loadClusterSecret, secretPath } from './secret.ts';
 import { ClusterService, type ClusterAudit } from './service.ts';
+import { createStealer } from './stealer.ts';
 import { clusterTasks } from './tasks.ts';
 import { createNodeTokens, type NodeTokens } from './tokens.ts';
 import { countByStatus } from './view.ts';
@@ -67,7 +68,8 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
   if (loaded) log.info(`cluster: ${loaded} node(s) in the registry, offline until they heartbeat`);
   const svc = service;
   tasks.install({ claimRefusal: (id) => svc.claimRefusal(id), fenced: () => metrics.fenced() });
-  const routes = [...nodeRoutes(svc), revokeRoute({ tokens, audit: deps.audit })];
+  const steal = createStealer({ service: svc, tasks, audit: deps.audit, metrics });
+  const routes = [...nodeRoutes(svc), stealRoute(steal), revokeRoute({ tokens, audit: deps.audit })];
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
   return {

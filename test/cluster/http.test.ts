@@ -40,6 +40,7 @@ const rows: Row[] = [
   { method: 'POST', path: () => `/cluster/nodes/${A}/drain`, scope: 'node:admin', ok: 200, good: () => SECRET },
   { method: 'POST', path: () => `/cluster/nodes/${A}/uncordon`, scope: 'node:admin', ok: 200, good: () => SECRET },
   { method: 'POST', path: () => '/cluster/tokens/revoke', body: { jti: 'nothing-issued' }, scope: 'node:admin', ok: 200, good: () => api.s.token },
+  { method: 'POST', path: () => '/cluster/steal', body: { queue_depths: {} }, scope: 'node:admin', ok: 200, good: () => SECRET },
   { method: 'GET', path: () => '/cluster/nodes', scope: null, ok: 200, good: () => tok.a! },
   { method: 'GET', path: () => '/cluster/status', scope: null, ok: 200, good: () => tok.heartbeatOnly! },
 ];
@@ -148,6 +149,37 @@ T('lease fencing: complete, fail, release and progress from a node that no longe
   assert.ok(metric(text, 'svc_cluster_nodes{status="online"}') >= 2);
 });
 
+T('steal: only claimed tasks of a donor above 5 move (3 at most), back to open for an idle node; the donor\'s late report is refused', async () => {
+  const donor = (await call(api.s, 'POST', '/cluster/nodes', SECRET, { name: 'donor', url: 'http://donor' })).body;
+  const idle = (await call(api.s, 'POST', '/cluster/nodes', SECRET, { name: 'idle', url: 'http://idle', capacity: { max_agents: 10 } })).body;
+  for (let i = 0; i < 8; i++) await api.create({ role: 'stealme', priority: i === 0 ? 0 : 1 });
+  const claimed: any[] = [];
+  for (let i = 0; i < 8; i++) claimed.push((await call(api.s, 'GET', '/tasks/next/stealme', donor.auth_token)).body);
+  assert.ok(claimed.every((t) => t.node_id === donor.id));
+  // The most urgent task is started: it must never move.
+  assert.is((await call(api.s, 'POST', `/tasks/${claimed[0].id}/progress`, donor.auth_token, { message: 'started' })).body.status, 'in_progress');
+  const under = await call(api.s, 'POST', '/cluster/steal', SECRET, { queue_depths: { [donor.id]: 5 } });
+  assert.equal(under.body, { actions: [], total: 0 }, 'a donor at the threshold keeps its tasks');
+  const r = await call(api.s, 'POST', '/cluster/steal', api.s.token, { queue_depths: { [donor.id]: 8 } });
+  assert.is(r.status, 200, JSON.stringify(r.body));
+  assert.is(r.body.total, 3);
+  assert.equal(r.body.actions.map((a: any) => [a.donor, a.receiver, a.task_ids.length]), [[donor.id, idle.id, 3]]);
+  const moved: string[] = r.body.actions[0].task_ids;
+  assert.not.ok(moved.includes(claimed[0].id), 'the started task stays');
+  for (const id of moved) {
+    const t = await api.get(id);
+    const before = claimed.find((c) => c.id === id);
+    assert.equal([t.status, t.node_id, t.version], ['open', null, before.version + 1]);
+    assert.match(t.status_reason, `stolen from node ${donor.id} for node ${idle.id}`);
+  }
+  const late = await call(api.s, 'POST', `/tasks/${moved[0]}/complete`, donor.auth_token, { result_summary: 'finished late' });
+  assert.equal([late.status, late.body.detail], [409, `Task '${moved[0]}' is no longer held by node '${donor.id}'`]);
+  const mine = await call(api.s, 'GET', '/tasks/next/stealme', idle.auth_token);
+  assert.equal([mine.status, mine.body.node_id, moved.includes(mine.body.id)], [200, idle.id, true]);
+  const text = (await api.s.api('GET', '/metrics')).body as string;
+  assert.is(metric(text, 'svc_cluster_stolen_tasks_total'), 3);
+});
+
 T('revocation by node: every token of the node issued so far answers 401; issue and revoke are audited', async () => {
   const c = (await call(api.s, 'POST', '/cluster/nodes', SECRET, { name: 'rev', url: 'http://rev' })).body;
   const beat = (): Promise<Reply> => call(api.s, 'POST', `/cluster/nodes/${c.id}/heartbeat`, c.auth_token, { available_slots: 1, active_agents: 0 });
@@ -161,6 +193,8 @@ T('revocation by node: every token of the node issued so far answers 401; issue 
   assert.ok(actions.some((r) => r.action === 'cluster.token.revoke' && r.details.node_id === c.id && r.actor === 'cluster-secret'));
   assert.ok(actions.some((r) => r.action === 'cluster.token.revoke' && r.resource_id === 'to-be-revoked'));
   assert.ok(actions.some((r) => r.action === 'cluster.node.register' && r.resource_id === A));
+  assert.ok(actions.some((r) => r.action === 'cluster.steal' && r.details.total === 3));
+  assert.ok(actions.some((r) => r.action === 'task.release' && r.actor === 'cluster'), 'each stolen task\'s release is audited');
 });
 
 T('restart: persisted nodes come back OFFLINE with last_heartbeat never; their claims stay; a heartbeat brings them online', async () => {
