@@ -8,6 +8,7 @@ export const clusterCommand = defineCommand({
     status: () => import('./cluster-remote.ts').then((m) => m.clusterStatusCommand),
     nodes: () => import('./cluster-remote.ts').then((m) => m.clusterNodesCommand),
     token: () => import('./cluster-token.ts').then((m) => m.clusterTokenCommand),
+    claims: () => import('./cluster-claims.ts').then((m) => m.claimsCommand),
     'govern-inventory': () => import('./cluster-inventory.ts').then((m) => m.governInventoryCommand),
   },
 });

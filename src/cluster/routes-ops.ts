@@ -1,8 +1,9 @@
-// POST /cluster/steal, /cluster/tokens/revoke (and the other operations of the cluster that are not about one node).
+// POST /cluster/steal, /cluster/claims/gossip and /cluster/tokens/revoke: the cluster's operations not about one node.
 import { Type } from '@sinclair/typebox';
 import { defineRoute, type Principal, type Route } from '../lib/route.ts';
 import { unprocessable } from '../lib/http-error.ts';
 import * as S from './schema.ts';
+import type { ClaimJournal } from './journal.ts';
 import type { ClusterAudit } from './service.ts';
 import type { NodeTokens } from './tokens.ts';
 
@@ -36,5 +37,15 @@ export function stealRoute(steal: (depths: Readonly<Record<string, number>>, who
     tags: ['cluster'], access: 'read', nodeScope: 'node:admin', body: S.StealRequest, bodyOptional: true,
     responses: { 200: { description: 'What moved', schema: S.StealResponse }, ...AUTH },
     handler: ({ body, principal }) => steal(body?.queue_depths ?? {}, principal),
+  });
+}
+
+/** Claim gossip: receipts checked one by one (hash, the node's key, chain link) and appended to the journal. */
+export function gossipRoute(journal: ClaimJournal): Route {
+  return defineRoute({
+    method: 'POST', path: '/cluster/claims/gossip', operationId: 'gossip_claims', summary: 'Push signed claim receipts: each is applied, a duplicate, a fork (the push stops) or rejected',
+    tags: ['cluster'], access: 'read', nodeScope: 'node:heartbeat', body: S.GossipRequest,
+    responses: { 200: { description: 'One result per receipt judged, and the journal head after', schema: S.GossipResponse }, 401: E('Missing, invalid, expired or revoked token'), 403: E('The token lacks node:heartbeat') },
+    handler: ({ body, principal }) => journal.ingest(body.receipts as S.ClaimReceipt[], principal.actor),
   });
 }

@@ -1,6 +1,5 @@
 // Builds the cluster of a server: secret, node tokens, registry, routes, the staleness sweep.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -11,19 +10,14 @@ import type { RecordStore } from '../store/types.ts';
 import type { TaskService } from '../tasks/index.ts';
 import { clusterMetrics } from './metrics.ts';
 import { nodeRoutes } from './routes.ts';
-import { revokeRoute, stealRoute } from './routes-ops.ts';
+import { ClaimJournal } from './journal.ts';
+import { gossipRoute, revokeRoute, stealRoute } from './routes-ops.ts';
 import { loadClusterSecret, secretPath } from './secret.ts';
 import { ClusterService, type ClusterAudit } from './service.ts';
 import { createStealer } from './stealer.ts';
 import { clusterTasks } from './tasks.ts';
 import { createNodeTokens, type NodeTokens } from './tokens.ts';
-import { countByStatus } from './view.ts';
-
-/** Paths of the cluster's committed files. */
-export const clusterFiles = (layout: SddLayout) => ({
-  nodes: join(layout.clusterDir, 'nodes.json'),
-  journal: join(layout.clusterDir, 'claim_journal.jsonl'),
-});
+import { clusterFiles, countByStatus } from './view.ts';
 
 export interface ClusterSetupDeps {
   layout: SddLayout;
@@ -44,6 +38,7 @@ export interface ClusterSetupDeps {
 /** The cluster of one server. */
 export interface Cluster {
   service: ClusterService;
+  journal: ClaimJournal;
   tokens: NodeTokens;
   routes: Route[];
   /** Start the staleness sweep (every staleness_check_s). */
@@ -69,11 +64,16 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
   const svc = service;
   tasks.install({ claimRefusal: (id) => svc.claimRefusal(id), fenced: () => metrics.fenced() });
   const steal = createStealer({ service: svc, tasks, audit: deps.audit, metrics });
-  const routes = [...nodeRoutes(svc), stealRoute(steal), revokeRoute({ tokens, audit: deps.audit })];
+  const journal = new ClaimJournal({
+    store: deps.store, file: clusterFiles(deps.layout).journal, clock: deps.clock, log, metrics, audit: deps.audit,
+    keyOf: (id) => svc.get(id)?.publicKey ?? null,
+  });
+  await journal.load();
+  const routes = [...nodeRoutes(svc), stealRoute(steal), gossipRoute(journal), revokeRoute({ tokens, audit: deps.audit })];
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
   return {
-    service: svc, tokens, routes,
+    service: svc, journal, tokens, routes,
     start() {
       timer = setInterval(() => {
         sweeping = svc.sweep().catch((err: Error) => log.error('cluster staleness sweep failed', err));

@@ -1,6 +1,14 @@
 // How nodes look from outside (pure): the API record, the committed registry file, the cluster status.
+import { join } from 'node:path';
+import type { SddLayout } from '../store/layout.ts';
 import { DEFAULT_CAPACITY, statusOf, type NodeEntry, type Setting } from './registry.ts';
 import type { ClusterNode, ClusterStatus, NodeStatus } from './schema.ts';
+
+/** Paths of the cluster's committed files. */
+export const clusterFiles = (layout: Pick<SddLayout, 'clusterDir'>) => ({
+  nodes: join(layout.clusterDir, 'nodes.json'),
+  journal: join(layout.clusterDir, 'claim_journal.jsonl'),
+});
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 

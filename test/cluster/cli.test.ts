@@ -1,7 +1,11 @@
 // `svc cluster status|nodes|token` against a real server, and how heartbeat ages print.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import nacl from 'tweetnacl';
 import { suite, test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { heartbeatAge } from '../../src/cli/cluster-view.ts';
+import { GENESIS, signReceipt } from '../../src/cluster/index.ts';
 import { boot, type Api } from '../api/support.ts';
 import { svcOut } from '../compliance/tree.ts';
 import { runCli } from '../helpers/server.ts';
@@ -65,6 +69,28 @@ C('token: a node token the server accepts, with the scopes asked for; bad argume
   assert.is((await call(api.s, 'POST', `/cluster/nodes/${node.id}/cordon`, issued.token)).status, 403);
   const bad = await child(['token', '--node', node.id, '--scopes', 'node:everything']);
   assert.equal([bad.code, bad.stderr.split('\n')[0]], [2, 'svc cluster token: --scopes takes node:register, node:heartbeat and node:admin, comma-separated']);
+});
+
+C('claims log|head|verify over the journal the server wrote: intact (0), forked (2), broken (1)', async () => {
+  const keys = nacl.sign.keyPair.fromSeed(new Uint8Array(32).fill(5));
+  const g = (await call(api.s, 'POST', '/cluster/nodes', SECRET, { name: 'signer', url: 'http://s', public_key: Buffer.from(keys.publicKey).toString('base64') })).body;
+  const receipt = (prev: string, task: string) => signReceipt({ schema_version: 1, kind: 'claim', node_id: g.id, task_id: task, prev_entry_hash: prev }, keys.secretKey);
+  const r1 = receipt(GENESIS, 'task-1'), r2 = receipt(r1.entry_hash, 'task-2');
+  assert.is((await call(api.s, 'POST', '/cluster/claims/gossip', g.auth_token, { receipts: [r1, r2] })).body.accepted, 2);
+  await api.s.settled();
+  assert.is((await cli(['claims', 'verify'])).stdout.trim(), `intact: 2 entries, head ${r2.entry_hash}`);
+  assert.is((await cli(['claims', 'head'])).stdout.trim(), r2.entry_hash);
+  const log = (await cli(['claims', 'log'])).stdout.trim().split('\n');
+  assert.equal([log.length, log[1]!.split(/\s+/).slice(0, 4)], [3, ['1', 'claim', g.id, 'task-1']]);
+  assert.is((await call(api.s, 'POST', '/cluster/claims/gossip', g.auth_token, { receipts: [receipt(r1.entry_hash, 'task-3')] })).body.forked, true);
+  await api.s.settled();
+  const forked = await child(['claims', 'verify']);
+  assert.equal([forked.code, forked.stderr.trim()], [2, 'svc cluster claims verify: forked: 1 fork record(s), the first at entry 3; the chain of 3 entries is intact']);
+  const file = join(api.repo.dir, '.sdd', 'cluster', 'claim_journal.jsonl');
+  const lines = readFileSync(file, 'utf8').trim().split('\n');
+  writeFileSync(file, [lines[1], lines[0], lines[2]].join('\n') + '\n');
+  const broken = await child(['claims', 'verify']);
+  assert.equal([broken.code, broken.stderr.trim()], [1, `svc cluster claims verify: broken at entry 1 of 3: prev_entry_hash ${r1.entry_hash} does not link to ${GENESIS}`]);
 });
 
 C.run();

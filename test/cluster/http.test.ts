@@ -4,6 +4,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import nacl from 'tweetnacl';
+import { GENESIS, signReceipt } from '../../src/cluster/index.ts';
 import { boot, type Api } from '../api/support.ts';
 import { ALL_SCOPES, SECRET, call, forge, metric, type Reply } from './support.ts';
 
@@ -31,10 +33,11 @@ T.before(async () => {
 });
 T.after(async () => { await api.close(); });
 
-type Row = { method: string; path: () => string; body?: unknown; scope: string | null; ok: number; good: () => string };
+type Row = { method: string; path: () => string; body?: unknown; scope: string | null; ok: number; good: () => string; other?: number };
 const rows: Row[] = [
   { method: 'POST', path: () => '/cluster/nodes', body: { name: 'matrix', url: 'http://m' }, scope: 'node:register', ok: 201, good: () => SECRET },
-  { method: 'POST', path: () => `/cluster/nodes/${A}/heartbeat`, body: { available_slots: 6, active_agents: 0 }, scope: 'node:heartbeat', ok: 200, good: () => tok.a! },
+  { method: 'POST', path: () => `/cluster/nodes/${A}/heartbeat`, body: { available_slots: 6, active_agents: 0 }, scope: 'node:heartbeat', ok: 200, good: () => tok.a!, other: 403 },
+  { method: 'POST', path: () => '/cluster/claims/gossip', body: { receipts: [] }, scope: 'node:heartbeat', ok: 200, good: () => tok.a!, other: 200 },
   { method: 'POST', path: () => `/cluster/nodes/${A}/cordon`, scope: 'node:admin', ok: 200, good: () => SECRET },
   { method: 'POST', path: () => `/cluster/nodes/${A}/uncordon`, scope: 'node:admin', ok: 200, good: () => api.s.token },
   { method: 'POST', path: () => `/cluster/nodes/${A}/drain`, scope: 'node:admin', ok: 200, good: () => SECRET },
@@ -64,7 +67,7 @@ T('every route × {no token, bad, expired, alg none, HS512, revoked, wrong scope
     // (A node token registers its own node: "another node" has no meaning there.)
     if (row.scope !== 'node:register') {
       const other = await call(api.s, row.method, row.path(), tok.b!, row.body);
-      assert.is(other.status, row.scope === null ? row.ok : 403, `${name} with another node's token: ${JSON.stringify(other.body)}`);
+      assert.is(other.status, row.other ?? (row.scope === null ? row.ok : 403), `${name} with another node's token: ${JSON.stringify(other.body)}`);
     }
     const right = await call(api.s, row.method, row.path(), row.good(), row.body);
     assert.is(right.status, row.ok, `${name} with the right credential: ${JSON.stringify(right.body)}`);
@@ -178,6 +181,35 @@ T('steal: only claimed tasks of a donor above 5 move (3 at most), back to open f
   assert.equal([mine.status, mine.body.node_id, moved.includes(mine.body.id)], [200, idle.id, true]);
   const text = (await api.s.api('GET', '/metrics')).body as string;
   assert.is(metric(text, 'svc_cluster_stolen_tasks_total'), 3);
+});
+
+T('claim gossip: applied on the head, duplicate, rejected for a forged signature or tampering, forked on a wrong link (the push stops there)', async () => {
+  const keys = nacl.sign.keyPair.fromSeed(new Uint8Array(32).fill(3));
+  const g = (await call(api.s, 'POST', '/cluster/nodes', SECRET, { name: 'gossiper', url: 'http://g', public_key: Buffer.from(keys.publicKey).toString('base64') })).body;
+  const receipt = (prev: string, task: string, sk = keys.secretKey) => signReceipt({ schema_version: 1, kind: 'claim', node_id: g.id, task_id: task, claimer_id: 'backend-7', prev_entry_hash: prev }, sk);
+  const push = async (receipts: unknown[]) => { const r = await call(api.s, 'POST', '/cluster/claims/gossip', g.auth_token, { receipts, node_id: g.id }); assert.is(r.status, 200, JSON.stringify(r.body)); return r.body; };
+  const r1 = receipt(GENESIS, 't1'), r2 = receipt(r1.entry_hash, 't2');
+  const first = await push([r1, r2]);
+  assert.equal([first.accepted, first.head, first.forked, first.results.map((x: any) => x.status)], [2, r2.entry_hash, false, ['applied', 'applied']]);
+  assert.equal((await push([r1])).results, [{ entry_hash: r1.entry_hash, status: 'duplicate', reason: null }]);
+  const forged = receipt(r2.entry_hash, 't3', nacl.sign.keyPair().secretKey);
+  const tampered = { ...receipt(r2.entry_hash, 't3'), task_id: 'someone-else' };
+  const bad = await push([forged, tampered]);
+  assert.equal(bad.results.map((x: any) => [x.status, x.reason]), [
+    ['rejected', `signature does not verify with the key of node '${g.id}'`], ['rejected', 'entry_hash mismatch (tampered payload)'],
+  ]);
+  const stale = receipt(r1.entry_hash, 't4');
+  const fork = await push([stale, receipt(stale.entry_hash, 't5')]);
+  assert.equal([fork.forked, fork.results.length, fork.results[0].status], [true, 1, 'forked']);
+  assert.match(fork.results[0].reason, `does not extend local head ${r2.entry_hash}`);
+  assert.is.not(fork.head, r2.entry_hash, 'the fork record is the new head');
+  assert.is((await call(api.s, 'POST', '/cluster/claims/gossip', g.auth_token, { receipts: [{ kind: 'claim' }] })).status, 422);
+  await api.s.settled();
+  const lines = readFileSync(join(api.repo.dir, '.sdd', 'cluster', 'claim_journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(lines.map((l) => l.kind), ['claim', 'claim', 'fork']);
+  assert.equal([lines[2].fork_entry_hash, lines[2].prev_entry_hash, lines[2].entry_hash], [stale.entry_hash, r2.entry_hash, fork.head]);
+  const text = (await api.s.api('GET', '/metrics')).body as string;
+  assert.equal(['applied', 'duplicate', 'rejected', 'forked'].map((k) => metric(text, `svc_cluster_gossip_receipts_total{result="${k}"}`)), [2, 1, 2, 1]);
 });
 
 T('revocation by node: every token of the node issued so far answers 401; issue and revoke are audited', async () => {
