@@ -42,6 +42,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   host: string;
   port: number;
+  /** Port of the cluster RPC, or null when it is off. */
+  grpcPort: number | null;
   tasks: TaskService;
   /** The agent sessions the orchestrator holds (they keep running when svc stops). */
   agents(): SessionRecord[];
@@ -141,6 +143,10 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
   cluster.start();
+  const grpcPort = await cluster.startRpc(authenticator, config.server.host).catch(async (err: NodeJS.ErrnoException) => {
+    await server.close();
+    throw new CliError(`cluster RPC: ${err.message}`);
+  });
   const stopEdits = await commitEdits({ layout, files: [layout.config, layout.tenants], committer, log: log.withTag('state') });
   // --- orchestrator (agents domain) ---
   const ownHost = ['0.0.0.0', '::', ''].includes(addr.host) ? '127.0.0.1' : addr.host.includes(':') ? `[${addr.host}]` : addr.host;
@@ -158,6 +164,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   return {
     host: addr.host,
     port: addr.port,
+    grpcPort,
     tasks,
     agents: () => orchestrator.sessions(),
     async stop() {

@@ -1,6 +1,9 @@
 // Builds the cluster of a server: secret, node tokens, registry, routes, the staleness sweep.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Registry } from 'prom-client';
+import type { Authenticator } from '../auth/index.ts';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
@@ -43,6 +46,8 @@ export interface Cluster {
   routes: Route[];
   /** Start the staleness sweep (every staleness_check_s). */
   start(): void;
+  /** Serve the RPC when cluster.grpc.port is set (TLS with cert and key); resolves with its port, or null when off. */
+  startRpc(authenticator: Authenticator, serverHost: string): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -72,6 +77,7 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
   const routes = [...nodeRoutes(svc), stealRoute(steal), gossipRoute(journal), revokeRoute({ tokens, audit: deps.audit })];
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
+  let rpc: { close(): Promise<void> } | undefined;
   return {
     service: svc, journal, tokens, routes,
     start() {
@@ -80,8 +86,21 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
       }, config.staleness_check_s * 1000);
       timer.unref();
     },
+    async startRpc(authenticator, serverHost) {
+      const g = config.grpc;
+      if (g.port === undefined) return null;
+      if (!g.cert !== !g.key) throw new Error('cluster.grpc: set both cert and key for TLS, or neither');
+      const tls = g.cert && g.key ? { cert: await readFile(resolve(deps.layout.root, g.cert)), key: await readFile(resolve(deps.layout.root, g.key)) } : undefined;
+      // Loaded only when an RPC port is configured: gRPC is not part of an ordinary start.
+      const { startGrpc } = await import('./grpc.ts');
+      const server = await startGrpc({ service: svc, steal, authenticator, log, host: g.host ?? serverHost, port: g.port, ...(tls ? { tls } : {}) });
+      rpc = server;
+      log.info(`cluster RPC listening on ${g.host ?? serverHost}:${server.port}${tls ? ' (TLS)' : ' (insecure: set cluster.grpc.cert and key for TLS)'}`);
+      return server.port;
+    },
     async stop() {
       clearInterval(timer);
+      await rpc?.close();
       await sweeping;
     },
   };
