@@ -12,6 +12,9 @@ export const NODE_SCOPES: readonly NodeScope[] = ['node:register', 'node:heartbe
 export const NODE_DEFAULT_SCOPES: readonly NodeScope[] = ['node:register', 'node:heartbeat'];
 
 const INVALID = 'Invalid or expired token';
+/** Verified tokens kept (oldest dropped first): a few per node of a large cluster. */
+const VERIFIED_CACHE = 4096;
+type Claims = { sub: string; jti: string; iat: number; exp: number; scopes: NodeScope[] };
 const REVOKED = 'Token has been revoked';
 
 /** A token just issued. */
@@ -64,15 +67,31 @@ export function createNodeTokens(deps: NodeTokenDeps): NodeTokens {
   const secretPrincipal: Principal = Object.freeze({ kind: 'cluster-secret', role: 'agent', tenant: null, actor: 'cluster-secret', scopes: NODE_SCOPES });
   const nowS = () => Math.floor(deps.clock.now() / 1000);
 
-  async function verify(token: string): Promise<Principal> {
+  // The key imported once: jose re-imports a raw key on every call (~5× the cost of the check itself).
+  let cryptoKey: Promise<CryptoKey> | undefined;
+  const verifyKey = () => (cryptoKey ??= crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']));
+  // Tokens already verified, so a node's heartbeats and claims pay for the signature once; expiry and revocation are checked every time.
+  const verified = new Map<string, Claims>();
+
+  async function claimsOf(token: string): Promise<Claims> {
+    const known = verified.get(token);
+    if (known) return known;
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, key, { algorithms: ['HS256'], currentDate: new Date(deps.clock.now()), requiredClaims: ['sub', 'exp', 'iat', 'jti'] }));
+      ({ payload } = await jwtVerify(token, await verifyKey(), { algorithms: ['HS256'], currentDate: new Date(deps.clock.now()), requiredClaims: ['sub', 'exp', 'iat', 'jti'] }));
     } catch {
       throw unauthorized(INVALID);
     }
-    const { sub, jti, iat, scopes } = payload as { sub: string; jti: string; iat: number; scopes: unknown };
-    if (!isScopeList(scopes) || typeof sub !== 'string' || !/^[0-9a-f]{12}$/.test(sub)) throw unauthorized(INVALID);
+    const claims = payload as unknown as Claims;
+    if (!isScopeList(claims.scopes) || typeof claims.sub !== 'string' || !/^[0-9a-f]{12}$/.test(claims.sub)) throw unauthorized(INVALID);
+    if (verified.size >= VERIFIED_CACHE) verified.delete(verified.keys().next().value!);
+    verified.set(token, claims);
+    return claims;
+  }
+
+  async function verify(token: string): Promise<Principal> {
+    const { sub, jti, iat, exp, scopes } = await claimsOf(token);
+    if (exp * 1000 <= deps.clock.now()) throw unauthorized(INVALID);
     const nodeCut = revokedNodes.get(sub);
     if (revokedJti.has(jti) || (nodeCut !== undefined && iat <= nodeCut)) throw unauthorized(REVOKED);
     return { kind: 'node', role: 'agent', tenant: null, actor: `node:${sub}`, nodeId: sub, scopes };
@@ -82,7 +101,7 @@ export function createNodeTokens(deps: NodeTokenDeps): NodeTokens {
     async principal(token) {
       const presented = createHash('sha256').update(token).digest();
       if (timingSafeEqual(presented, secretDigest)) return secretPrincipal;
-      return looksLikeNodeToken(token) ? verify(token) : undefined;
+      return verified.has(token) || looksLikeNodeToken(token) ? verify(token) : undefined;
     },
     async issue(nodeId, scopes, hours = deps.expiryHours) {
       const iat = nowS();
