@@ -49,6 +49,7 @@ G.before(async () => {
 G.after(async () => { client?.close(); await srv?.stop(); repo.cleanup(); });
 
 G('every method × {none, bad, expired, revoked, wrong scope, other node, right}: UNAUTHENTICATED vs PERMISSION_DENIED; reads need nothing', async () => {
+  const doomed = (await rpc('RegisterNode', { name: 'doomed', url: 'http://d' }, SECRET)).value.node.id;
   const rows: [string, () => unknown, string | null, () => string][] = [
     ['RegisterNode', () => ({ name: 'm', url: 'http://m' }), 'node:register', () => SECRET],
     ['Heartbeat', () => ({ node_id: A, available_slots: 2, active_agents: 1 }), 'node:heartbeat', () => tok.a!],
@@ -57,6 +58,7 @@ G('every method × {none, bad, expired, revoked, wrong scope, other node, right}
     ['Drain', () => ({ node_id: A }), 'node:admin', () => SECRET],
     ['Uncordon', () => ({ node_id: A }), 'node:admin', () => SECRET],
     ['Steal', () => ({ queue_depths: {} }), 'node:admin', () => SECRET],
+    ['Unregister', () => ({ node_id: doomed }), 'node:admin', () => SECRET],
     ['ListNodes', () => ({}), null, () => ''],
     ['GetClusterStatus', () => ({}), null, () => ''],
   ];

@@ -61,6 +61,10 @@ T('every route × {no token, bad, expired, alg none, HS512, revoked, wrong scope
       const r = await call(api.s, row.method, row.path(), token, row.body);
       assert.equal([r.status, r.body?.detail], [401, detail], `${name} with ${what}`);
     }
+    if (row.scope === 'node:admin') {
+      const beatOnly = await call(api.s, row.method, row.path(), tok.heartbeatOnly!, row.body);
+      assert.equal([beatOnly.status, beatOnly.body.detail], [403, "Token lacks required scope 'node:admin' (has: [node:heartbeat])"], `${name} with a heartbeat-only token`);
+    }
     const wrong = await call(api.s, row.method, row.path(), wrongScope(row.scope), row.body);
     if (row.scope) assert.equal([wrong.status, wrong.body.detail], [403, wrong.body.detail?.startsWith(`Token lacks required scope '${row.scope}'`) ? wrong.body.detail : 'wrong detail'], `${name} wrong scope`);
     else assert.is(wrong.status, 200, `${name} needs no scope`);
@@ -130,6 +134,8 @@ T('node tokens on the task API: claims record node_id; cordoned and draining nod
   assert.ok(status.claimed[A].includes(t.id), JSON.stringify(status.claimed));
   const byB = await claimNext(tok.b!);
   assert.equal([byB.status, byB.body.node_id], [200, B]);
+  // A node token is role agent on the task API: no admin routes.
+  assert.equal([(await call(api.s, 'POST', '/drain', tok.b!)).status, (await call(api.s, 'GET', '/tasks?limit=1', tok.b!)).status], [403, 200]);
 });
 
 T('lease fencing: complete, fail, release and progress from a node that no longer holds the task answer 409', async () => {
