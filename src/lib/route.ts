@@ -14,10 +14,13 @@ export type TaskScope = 'own' | 'parent' | 'session';
 /** Token roles of DECISIONS.md (Access). */
 export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
 
+/** Scopes of cluster node tokens (INTERFACE.md Authentication 8); an admin token holds all of them. */
+export type NodeScope = 'node:register' | 'node:heartbeat' | 'node:admin';
+
 /** The authenticated caller of a request. */
 export interface Principal {
   /** How the caller proved itself. */
-  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac' | 'session';
+  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac' | 'session' | 'node' | 'cluster-secret';
   role: Role;
   /** Tenant the credential is bound to; null = may name any tenant. */
   tenant: string | null;
@@ -27,6 +30,10 @@ export interface Principal {
   taskId?: string;
   /** Set on SSO sign-in sessions (the actor is then the user id). */
   sid?: string;
+  /** Cluster scopes of a node token or the cluster secret (other principals: admin holds all, the rest none). */
+  scopes?: readonly NodeScope[];
+  /** The node a node token speaks for. */
+  nodeId?: string;
 }
 
 /** What a handler sees. Params, query and body are already validated (and query values converted). */
@@ -81,6 +88,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   access: Access;
   /** Whether and how a token scoped to one task may call this route (absent: 403 for such tokens). */
   taskScope?: TaskScope;
+  /** The cluster scope the caller must hold (node tokens, the cluster secret, admin tokens); 403 without it. */
+  nodeScope?: NodeScope;
   params?: P;
   query?: Q;
   body?: B;

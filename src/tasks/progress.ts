@@ -10,6 +10,7 @@ const runIdOf = (t: Task): string | null => runId(t);
 /** Append a progress update (and a snapshot when counters are given); the first one starts a claimed task. */
 export async function reportProgress(svc: TaskService, id: string, body: TaskProgressRequest, who: Actor): Promise<Task> {
   let task = svc.visible(id, who.tenant);
+  svc.fence(task, who);
   if (task.status === 'claimed') {
     // Concurrent first reports race to start the task; the losers find it in_progress, which is what they wanted.
     task = await svc.apply(id, 'start', {}, who).catch((err: unknown) => {
