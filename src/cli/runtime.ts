@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
+import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants, holdsScope } from '../auth/index.ts';
 import { createSso, ssoRoutes } from '../auth/sso/index.ts';
 import { acquireAuditWriter, createAuditLog, createBoardSource, createObservability, drainAuditInbox, listSegments, reconcileAudit, tapProgress, timeStateCommits, type AuditLog } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
@@ -288,12 +288,12 @@ function truthy(v: string | undefined): boolean {
   return ['1', 'true', 'yes', 'on'].includes((v ?? '').trim().toLowerCase());
 }
 
-// Who is a node, and which sessions it holds: its claimed and in-progress tasks. Nodes come with the
-// cluster domain (node tokens); until it plugs in, only admins fetch and nobody pushes.
+// Who is a node (a node token names it), who may fetch the code (nodes, the cluster secret, admins), and
+// which sessions a node holds: its claimed and in-progress tasks.
 function repoAccess(tasks: TaskService): RepoAccess {
   return {
-    nodeOf: () => null,
-    mayFetch: (p) => p.role === 'admin',
+    nodeOf: (p) => p.nodeId ?? null,
+    mayFetch: (p) => holdsScope(p, 'node:heartbeat'),
     heldSessions: (node) => new Set([...tasks.board.byStatus('claimed'), ...tasks.board.byStatus('in_progress')]
       .filter((t) => t.node_id === node && t.claimed_by_session !== null).map((t) => t.claimed_by_session!)),
   };
