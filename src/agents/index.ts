@@ -11,6 +11,7 @@ export * from './dispatch.ts';
 export * from './reap.ts';
 export * from './settle.ts';
 export * from './finish.ts';
+export * from './remote.ts';
 export * from './orchestrator.ts';
 export * from './routes.ts';
 export * from './routes-merge.ts';

@@ -1,4 +1,5 @@
 import { conflict, HttpError, notFound } from '../lib/http-error.ts';
+import { isValidId } from '../store/ids.ts';
 import { VersionConflict } from '../store/types.ts';
 import { claimBlockers } from './machine.ts';
 import type { Task } from './schema.ts';
@@ -57,7 +58,7 @@ export async function claimOne(svc: TaskService, id: string, opts: { claimed_by_
   svc.assertAccepting();
   const refusal = who.node === undefined ? null : svc.nodes?.claimRefusal(who.node);
   if (refusal) throw conflict(refusal);
-  const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? who.node ?? null, branch: opts.branch ?? null };
+  const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? who.node ?? null, branch: opts.branch ?? nodeBranch(who, opts.claimed_by_session) };
   try {
     return await svc.apply(id, 'claim', input, who, {
       expectedVersion: opts.expectedVersion,
@@ -132,4 +133,9 @@ function readyOrTimeout(svc: TaskService, role: string, tenant: string, ms: numb
     const off = svc.onChange((t) => { if (t.status === 'open' && t.role === role && t.tenant === tenant) done(); else if (t.status === 'done' || t.status === 'closed') done(); });
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+// A node's session works on agent/<sid> and the server merges it: its dependents wait for the merge (closed), not for done.
+function nodeBranch(who: Actor, sid: string | undefined): string | null {
+  return who.node !== undefined && isValidId(sid) ? `agent/${sid}` : null;
 }
