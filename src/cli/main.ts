@@ -26,6 +26,7 @@ export const main = defineCommand({
     compliance: () => import('./compliance.ts').then((m) => m.complianceCommand),
     cluster: () => import('./cluster.ts').then((m) => m.clusterCommand),
     state: () => import('./state.ts').then((m) => m.stateCommand),
+    worker: () => import('./worker.ts').then((m) => m.workerCommand),
   },
 });
 
