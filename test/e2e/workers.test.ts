@@ -46,7 +46,7 @@ T.before.each(async () => {
   repo = makeRepo('svc-workers-');
   mkdirSync(join(repo.dir, '.sdd'), { recursive: true });
   // The server runs no agent of its own: every task goes to a worker; it gates and merges.
-  writeFileSync(join(repo.dir, '.sdd', 'config.yaml'), 'orchestrator:\n  tick_ms: 150\n  max_agents: 0\n');
+  writeFileSync(join(repo.dir, '.sdd', 'config.yaml'), 'orchestrator:\n  tick_ms: 150\n  max_agents: 0\ncluster:\n  node_timeout_s: 2\n  staleness_check_s: 1\n');
   tmp = makeTempDir('svc-workers-clones-');
   await boot();
 });
@@ -74,7 +74,7 @@ T('usage errors exit 2; a workspace that is not a repository with a commit exits
   assert.equal((await s!.api('GET', '/cluster/nodes')).body, [], 'nothing registered');
 });
 
-T(`${TASKS} tasks through 3 workers: all closed, every agent commit merged, the node of each claim in refs/sdd/state; SIGTERM unregisters', async () => {
+T(`${TASKS} tasks through 3 workers: all closed, every agent commit merged, the node of each claim in refs/sdd/state; SIGTERM unregisters`, async () => {
   const nodes = [worker('w1'), worker('w2'), worker('w3')];
   const ids: string[] = [];
   for (let i = 0; i < TASKS; i++) ids.push((await s!.api('POST', '/tasks', { title: `task ${i}`, role: 'backend' })).body.id);
@@ -111,19 +111,23 @@ T('a server restart mid-run: agents keep running, reports wait in the outbox and
   for (let i = 0; i < 3; i++) assert.is(repo.git('show', `main:slow-${i}.txt`), String(i));
 });
 
-T('SIGKILL of a worker: its tasks stay claimed, and the restarted worker reports them; no commit is lost', async () => {
+T('SIGKILL of a worker: offline after node_timeout_s, its tasks stay its own, and the restarted worker adopts its agents and reports them', async () => {
   const w = worker('w1', 2);
   const ids: string[] = [];
-  for (let i = 0; i < 2; i++) ids.push((await s!.api('POST', '/tasks', { title: `killed ${i}`, role: 'backend', description: fake(`edit file=k-${i}.txt content=${i}`, 'commit', 'log text=committed', 'sleep ms=1500', 'complete') })).body.id);
+  for (let i = 0; i < 2; i++) ids.push((await s!.api('POST', '/tasks', { title: `killed ${i}`, role: 'backend', description: fake(`edit file=k-${i}.txt content=${i}`, 'commit', 'log text=committed', 'sleep ms=8000', 'complete') })).body.id);
   await until('both agents committed', async () => (w.output().match(/agent started/g) ?? []).length === 2 && (await statuses(ids)).every((t) => t.status === 'in_progress'));
   await sleep(300);
   await w.stop('SIGKILL');
   const held = await statuses(ids);
   for (const t of held) assert.ok(t.status === 'in_progress' || t.status === 'done', t.status);
+  await until('the node marked offline (node_timeout_s 2)', async () => ((await s!.api('GET', '/cluster/nodes')).body as { status: string }[])[0]?.status === 'OFFLINE');
+  for (const t of await statuses(ids)) assert.ok(t.node_id && (t.status === 'in_progress' || t.status === 'done'), 'its tasks stay with it');
   const again = startWorker(w.dir, ['--server', s!.url, '--token', SECRET, '--name', 'w1', '--slots', '2', '--roles', 'backend', ...FAST]);
   workers.push(again);
   await until('both closed', async () => (await statuses(ids)).every((t) => t.status === 'closed'));
   for (let i = 0; i < 2; i++) assert.is(repo.git('show', `main:k-${i}.txt`), String(i));
+  for (const t of await statuses(ids)) assert.is(t.claim_count, 1, 'the first agent\'s own work, adopted and reported: nothing redone');
+  assert.match(again.output(), 'adopted session');
   assert.equal(((await s!.api('GET', '/cluster/nodes')).body as unknown[]).length, 1, 'the same node, not a second one');
 });
 
