@@ -65,43 +65,9 @@ const nodeInfo = (n: ClusterNode) => ({ ...n });
 
 /** Bind the RPC server; resolves with the port it listens on. */
 export async function startGrpc(deps: GrpcDeps): Promise<GrpcServer> {
-  const { service, log } = deps;
   const pkg = grpc.loadPackageDefinition(await protoLoader.load(PROTO_PATH, LOADER_OPTIONS)) as any;
-  const identify = async (metadata: grpc.Metadata, scope: NodeScope): Promise<Principal> => {
-    const auth = metadata.get('authorization')[0];
-    const who = await deps.authenticator.resolve(typeof auth === 'string' ? auth : undefined);
-    if (!holdsScope(who, scope)) throw forbidden(`Token lacks required scope '${scope}'`);
-    return who;
-  };
-  const unary = (scope: NodeScope | null, run: (req: any, who: Principal) => Promise<unknown> | unknown) =>
-    (call: grpc.ServerUnaryCall<any, any>, done: grpc.sendUnaryData<any>) => {
-      void (async () => run(call.request, scope ? await identify(call.metadata, scope) : ANONYMOUS))()
-        .then((v) => done(null, v), (err) => done(toStatus(err, log)));
-    };
-  const beat = async (req: any, who: Principal) => ({
-    acknowledged: true,
-    node: nodeInfo(await service.heartbeat(req.node_id, checked(HeartbeatRequest, { available_slots: req.available_slots, active_agents: req.active_agents }), who)),
-  });
-  const operator = (event: OperatorEvent) => unary('node:admin', async (req, who) => service.operate(req.node_id, event, who));
   const server = new grpc.Server();
-  server.addService(pkg.svc.cluster.v1.ClusterService.service, {
-    RegisterNode: unary('node:register', async (req, who) => {
-      const { auth_token, ...node } = await service.register(registerBody(req), who);
-      return { node: nodeInfo(node), auth_token };
-    }),
-    Heartbeat: unary('node:heartbeat', beat),
-    StreamHeartbeats: (call: grpc.ServerDuplexStream<any, any>) => streamHeartbeats(call, identify, beat, log),
-    ListNodes: unary(null, (req) => ({ nodes: service.list(req.status_filter && req.status_filter !== 'NODE_STATUS_UNSPECIFIED' ? String(req.status_filter).toLowerCase() : undefined) })),
-    GetClusterStatus: unary(null, () => {
-      const s = service.status();
-      return { ...s, claimed: Object.fromEntries(Object.entries(s.claimed).map(([node, ids]) => [node, { task_ids: ids }])) };
-    }),
-    Cordon: operator('cordon'),
-    Uncordon: operator('uncordon'),
-    Drain: operator('drain'),
-    Unregister: unary('node:admin', async (req, who) => ({ removed: true, returned_task_ids: await service.remove(req.node_id, who) })),
-    Steal: unary('node:admin', (req, who) => deps.steal(req.queue_depths ?? {}, who)),
-  });
+  server.addService(pkg.svc.cluster.v1.ClusterService.service, handlers(deps));
   const creds = deps.tls ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: deps.tls.cert, private_key: deps.tls.key }], false) : grpc.ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) => server.bindAsync(`${deps.host.includes(':') ? `[${deps.host}]` : deps.host}:${deps.port}`, creds, (err, p) => (err ? reject(err) : resolve(p))));
   return {
@@ -129,4 +95,43 @@ function streamHeartbeats(call: grpc.ServerDuplexStream<any, any>, identify: (m:
     }).catch(fail);
   });
   call.on('end', () => { void chain.then(() => { if (!failed) call.end(); }); });
+}
+
+// Each method: who calls (the scope it needs, none for reads), then the same service call as over HTTP.
+function handlers(deps: GrpcDeps): grpc.UntypedServiceImplementation {
+  const { service, log } = deps;
+  const identify = async (metadata: grpc.Metadata, scope: NodeScope): Promise<Principal> => {
+    const auth = metadata.get('authorization')[0];
+    const who = await deps.authenticator.resolve(typeof auth === 'string' ? auth : undefined);
+    if (!holdsScope(who, scope)) throw forbidden(`Token lacks required scope '${scope}'`);
+    return who;
+  };
+  const unary = (scope: NodeScope | null, run: (req: any, who: Principal) => Promise<unknown> | unknown) =>
+    (call: grpc.ServerUnaryCall<any, any>, done: grpc.sendUnaryData<any>) => {
+      void (async () => run(call.request, scope ? await identify(call.metadata, scope) : ANONYMOUS))()
+        .then((v) => done(null, v), (err) => done(toStatus(err, log)));
+    };
+  const beat = async (req: any, who: Principal) => ({
+    acknowledged: true,
+    node: nodeInfo(await service.heartbeat(req.node_id, checked(HeartbeatRequest, { available_slots: req.available_slots, active_agents: req.active_agents }), who)),
+  });
+  const operator = (event: OperatorEvent) => unary('node:admin', async (req, who) => service.operate(req.node_id, event, who));
+  return {
+    RegisterNode: unary('node:register', async (req, who) => {
+      const { auth_token, ...node } = await service.register(registerBody(req), who);
+      return { node: nodeInfo(node), auth_token };
+    }),
+    Heartbeat: unary('node:heartbeat', beat),
+    StreamHeartbeats: (call: grpc.ServerDuplexStream<any, any>) => streamHeartbeats(call, identify, beat, log),
+    ListNodes: unary(null, (req) => ({ nodes: service.list(req.status_filter && req.status_filter !== 'NODE_STATUS_UNSPECIFIED' ? String(req.status_filter).toLowerCase() : undefined) })),
+    GetClusterStatus: unary(null, () => {
+      const s = service.status();
+      return { ...s, claimed: Object.fromEntries(Object.entries(s.claimed).map(([node, ids]) => [node, { task_ids: ids }])) };
+    }),
+    Cordon: operator('cordon'),
+    Uncordon: operator('uncordon'),
+    Drain: operator('drain'),
+    Unregister: unary('node:admin', async (req, who) => ({ removed: true, returned_task_ids: await service.remove(req.node_id, who) })),
+    Steal: unary('node:admin', (req, who) => deps.steal(req.queue_depths ?? {}, who)),
+  };
 }

@@ -15,7 +15,7 @@ const AUTH = { 401: E('Missing, invalid, expired or revoked token'), 403: E('The
 export function revokeRoute(deps: { tokens: NodeTokens; audit: ClusterAudit }): Route {
   return defineRoute({
     method: 'POST', path: '/cluster/tokens/revoke', operationId: 'revoke_node_tokens', summary: 'Revoke a node token by jti, or every token of a node issued up to now (kept in memory)',
-    tags: ['cluster'], access: 'read', nodeScope: 'node:admin', body: S.RevokeRequest,
+    tags: ['cluster'], access: 'task', nodeScope: 'node:admin', body: S.RevokeRequest,
     responses: { 200: { description: 'What was revoked', schema: S.RevokeResponse }, ...AUTH },
     handler: async ({ body, principal }) => {
       if (!body.jti && !body.node_id) throw unprocessable('name a token (jti) or a node (node_id) to revoke');
@@ -34,7 +34,7 @@ export function revokeRoute(deps: { tokens: NodeTokens; audit: ClusterAudit }): 
 export function stealRoute(steal: (depths: Readonly<Record<string, number>>, who: Principal) => Promise<S.StealResponse>): Route {
   return defineRoute({
     method: 'POST', path: '/cluster/steal', operationId: 'steal_tasks', summary: 'Give claimed, not started tasks of nodes over 5 queued back to open for nodes with 2 free slots (at most 3)',
-    tags: ['cluster'], access: 'read', nodeScope: 'node:admin', body: S.StealRequest, bodyOptional: true,
+    tags: ['cluster'], access: 'task', nodeScope: 'node:admin', body: S.StealRequest, bodyOptional: true,
     responses: { 200: { description: 'What moved', schema: S.StealResponse }, ...AUTH },
     handler: ({ body, principal }) => steal(body?.queue_depths ?? {}, principal),
   });
@@ -44,7 +44,7 @@ export function stealRoute(steal: (depths: Readonly<Record<string, number>>, who
 export function gossipRoute(journal: ClaimJournal): Route {
   return defineRoute({
     method: 'POST', path: '/cluster/claims/gossip', operationId: 'gossip_claims', summary: 'Push signed claim receipts: each is applied, a duplicate, a fork (the push stops) or rejected',
-    tags: ['cluster'], access: 'read', nodeScope: 'node:heartbeat', body: S.GossipRequest,
+    tags: ['cluster'], access: 'task', nodeScope: 'node:heartbeat', body: S.GossipRequest,
     responses: { 200: { description: 'One result per receipt judged, and the journal head after', schema: S.GossipResponse }, 401: E('Missing, invalid, expired or revoked token'), 403: E('The token lacks node:heartbeat') },
     handler: ({ body, principal }) => journal.ingest(body.receipts as S.ClaimReceipt[], principal.actor),
   });

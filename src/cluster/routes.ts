@@ -13,7 +13,7 @@ const ok = (description: string, schema: TSchema) => ({ 200: { description, sche
 // POST /cluster/nodes/{id}/cordon, uncordon, drain.
 function operatorRoute(svc: ClusterService, event: OperatorEvent, summary: string): Route {
   return defineRoute({
-    method: 'POST', path: `/cluster/nodes/:id/${event}`, operationId: `${event}_node`, summary, tags: ['cluster'], access: 'read', nodeScope: 'node:admin',
+    method: 'POST', path: `/cluster/nodes/:id/${event}`, operationId: `${event}_node`, summary, tags: ['cluster'], access: 'task', nodeScope: 'node:admin',
     params: S.NodeIdParams, responses: { ...ok('The node after the change', S.NodeActionResponse), ...AUTH, 404: E('Node not found'), 409: E('Not allowed from the node\'s state') },
     handler: (ctx) => svc.operate(ctx.params.id, event, ctx.principal),
   });
@@ -24,13 +24,13 @@ export function nodeRoutes(svc: ClusterService): Route[] {
   return [
     defineRoute({
       method: 'POST', path: '/cluster/nodes', operationId: 'register_node', summary: 'Register a node (the same non-blank name and url update it) and get its token',
-      tags: ['cluster'], access: 'read', nodeScope: 'node:register', body: S.NodeRegisterRequest, bodyOptional: true,
+      tags: ['cluster'], access: 'task', nodeScope: 'node:register', body: S.NodeRegisterRequest, bodyOptional: true,
       responses: { 201: { description: 'The node and its token', schema: S.NodeRegistration }, ...AUTH },
       handler: async (ctx) => reply(201, await svc.register(ctx.body ?? {}, ctx.principal)),
     }),
     defineRoute({
       method: 'POST', path: '/cluster/nodes/:id/heartbeat', operationId: 'node_heartbeat', summary: 'Report free slots and active agents; brings an offline node back',
-      tags: ['cluster'], access: 'read', nodeScope: 'node:heartbeat', params: S.NodeIdParams, body: S.HeartbeatRequest,
+      tags: ['cluster'], access: 'task', nodeScope: 'node:heartbeat', params: S.NodeIdParams, body: S.HeartbeatRequest,
       responses: { ...ok('The node', S.ClusterNode), ...AUTH, 404: E('Node not registered (evicted): register again') },
       handler: (ctx) => svc.heartbeat(ctx.params.id, ctx.body, ctx.principal),
     }),
@@ -39,7 +39,7 @@ export function nodeRoutes(svc: ClusterService): Route[] {
     operatorRoute(svc, 'drain', 'Drain a node: its agents finish, no new tasks'),
     defineRoute({
       method: 'DELETE', path: '/cluster/nodes/:id', operationId: 'unregister_node', summary: 'Unregister a node (workers do on SIGINT and SIGTERM); its claimed, not started tasks go back to open',
-      tags: ['cluster'], access: 'read', nodeScope: 'node:admin', params: S.NodeIdParams,
+      tags: ['cluster'], access: 'task', nodeScope: 'node:admin', params: S.NodeIdParams,
       responses: { 204: { description: 'Removed' }, ...AUTH, 404: E('Node not found') },
       handler: async (ctx) => { await svc.remove(ctx.params.id, ctx.principal); return undefined; },
     }),

@@ -79,9 +79,9 @@ export const ClusterStatus = Type.Object({
 export type ClusterStatus = Static<typeof ClusterStatus>;
 
 export const StealRequest = Type.Object({
-  queue_depths: Type.Record(Type.String({ maxLength: 64 }), Type.Integer({ minimum: 0, maximum: 1_000_000 }), {
-    maxProperties: 10_000, default: {}, description: 'Node id → queued tasks; a node left out counts its claimed, not started tasks',
-  }),
+  queue_depths: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Integer({ minimum: 0, maximum: 1_000_000 }), {
+    maxProperties: 10_000, description: 'Node id → queued tasks; a node left out (or no map) counts its claimed, not started tasks',
+  })),
 }, { $id: 'StealRequest' });
 export const StealAction = Type.Object({ donor: Type.String(), receiver: Type.String(), task_ids: Type.Array(Type.String()) });
 export const StealResponse = Type.Object({ actions: Type.Array(StealAction), total: Type.Integer() }, { $id: 'StealResponse' });

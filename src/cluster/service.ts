@@ -123,12 +123,14 @@ export class ClusterService {
   /** Mark offline every node whose last heartbeat is node_timeout_s old; their claimed tasks stay claimed. */
   async sweep(): Promise<string[]> {
     const stale = staleIds(this.nodes.values(), this.deps.clock.now(), this.deps.nodeTimeoutS * 1000);
-    for (const id of stale) {
+    const audits = stale.map((id) => {
       const e = this.nodes.get(id)!;
       this.nodes.set(id, { ...e, alive: false });
       this.deps.log.warn(`node ${id} (${e.name || 'unnamed'}) is offline: no heartbeat for ${this.deps.nodeTimeoutS} s`);
-      await this.audit({ actor: 'svc' }, 'cluster.node.offline', id, { last_heartbeat: new Date(e.lastHeartbeat!).toISOString() });
-    }
+      return this.audit({ actor: 'svc' }, 'cluster.node.offline', id, { last_heartbeat: new Date(e.lastHeartbeat!).toISOString() });
+    });
+    // Appended together, so a mass outage shares the audit log's datasyncs instead of paying one per node.
+    await Promise.all(audits);
     return stale;
   }
 

@@ -13,6 +13,7 @@ import type { RecordStore } from '../store/types.ts';
 import type { TaskService } from '../tasks/index.ts';
 import { clusterMetrics } from './metrics.ts';
 import { nodeRoutes } from './routes.ts';
+import type { GrpcDeps, GrpcServer } from './grpc.ts';
 import { ClaimJournal } from './journal.ts';
 import { gossipRoute, revokeRoute, stealRoute } from './routes-ops.ts';
 import { loadClusterSecret, secretPath } from './secret.ts';
@@ -77,7 +78,7 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
   const routes = [...nodeRoutes(svc), stealRoute(steal), gossipRoute(journal), revokeRoute({ tokens, audit: deps.audit })];
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
-  let rpc: { close(): Promise<void> } | undefined;
+  let rpc: GrpcServer | undefined;
   return {
     service: svc, journal, tokens, routes,
     start() {
@@ -87,16 +88,9 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
       timer.unref();
     },
     async startRpc(authenticator, serverHost) {
-      const g = config.grpc;
-      if (g.port === undefined) return null;
-      if (!g.cert !== !g.key) throw new Error('cluster.grpc: set both cert and key for TLS, or neither');
-      const tls = g.cert && g.key ? { cert: await readFile(resolve(deps.layout.root, g.cert)), key: await readFile(resolve(deps.layout.root, g.key)) } : undefined;
-      // Loaded only when an RPC port is configured: gRPC is not part of an ordinary start.
-      const { startGrpc } = await import('./grpc.ts');
-      const server = await startGrpc({ service: svc, steal, authenticator, log, host: g.host ?? serverHost, port: g.port, ...(tls ? { tls } : {}) });
-      rpc = server;
-      log.info(`cluster RPC listening on ${g.host ?? serverHost}:${server.port}${tls ? ' (TLS)' : ' (insecure: set cluster.grpc.cert and key for TLS)'}`);
-      return server.port;
+      if (config.grpc.port === undefined) return null;
+      rpc = await serveRpc(deps, { service: svc, steal, authenticator, log, host: config.grpc.host ?? serverHost, port: config.grpc.port });
+      return rpc.port;
     },
     async stop() {
       clearInterval(timer);
@@ -104,4 +98,16 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
       await sweeping;
     },
   };
+}
+
+// The RPC server with TLS when cluster.grpc names a certificate and key (paths relative to the repository).
+async function serveRpc(deps: ClusterSetupDeps, o: Omit<GrpcDeps, 'tls'>): Promise<GrpcServer> {
+  const { cert, key } = deps.config.grpc;
+  if (!cert !== !key) throw new Error('cluster.grpc: set both cert and key for TLS, or neither');
+  const tls = cert && key ? { cert: await readFile(resolve(deps.layout.root, cert)), key: await readFile(resolve(deps.layout.root, key)) } : undefined;
+  // Loaded only when an RPC port is configured: gRPC is not part of an ordinary start.
+  const { startGrpc } = await import('./grpc.ts');
+  const server = await startGrpc({ ...o, ...(tls ? { tls } : {}) });
+  deps.log.info(`cluster RPC listening on ${o.host}:${server.port}${tls ? ' (TLS)' : ' (plaintext: set cluster.grpc.cert and key for TLS)'}`);
+  return server;
 }

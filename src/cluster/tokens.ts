@@ -1,5 +1,5 @@
 // Node tokens: HS256 JWTs signed with the cluster secret, verified with the injected clock, revocable in memory.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual, webcrypto } from 'node:crypto';
 import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import type { ClusterResolver } from '../auth/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -68,8 +68,8 @@ export function createNodeTokens(deps: NodeTokenDeps): NodeTokens {
   const nowS = () => Math.floor(deps.clock.now() / 1000);
 
   // The key imported once: jose re-imports a raw key on every call (~5× the cost of the check itself).
-  let cryptoKey: Promise<CryptoKey> | undefined;
-  const verifyKey = () => (cryptoKey ??= crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']));
+  let cryptoKey: Promise<webcrypto.CryptoKey> | undefined;
+  const verifyKey = () => (cryptoKey ??= webcrypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']));
   // Tokens already verified, so a node's heartbeats and claims pay for the signature once; expiry and revocation are checked every time.
   const verified = new Map<string, Claims>();
 
