@@ -37,6 +37,8 @@ export interface WorkerDeps {
 /** A fatal setup problem (version, registration refused): the CLI prints it and exits 1. */
 export class WorkerError extends Error {}
 
+const MIRROR_MIN_MS = 2_000;
+
 // A session in memory: its record, our child (null when adopted after a restart), and whether its report is queued.
 interface Live { rec: WorkerSession; child: AgentProcess | null; exited: boolean; queued: boolean }
 
@@ -60,6 +62,7 @@ class Worker {
   private sandbox: SandboxState = { mode: 'none', reason: 'not decided', bwrap: null };
   private detected: DetectedAdapter[] = [];
   private beating = false;
+  private lastMirror = 0;
   private stateWarned = '';
 
   constructor(private readonly d: WorkerDeps, private readonly stop: AbortSignal) {
@@ -169,7 +172,10 @@ class Worker {
     } else if (next !== 'ok' && next !== 'retry') this.d.log.warn(`heartbeat refused: ${why(a)}`);
   }
 
+  // Every poll, but at most every 2 s: a fast poll (tests, benches) must not turn into a fetch storm.
   private async mirrorBoard(): Promise<void> {
+    if (this.d.clock.now() - this.lastMirror < Math.max(this.o.pollMs, MIRROR_MIN_MS)) return;
+    this.lastMirror = this.d.clock.now();
     const err = await fetchState(this.d.git, this.o.server, this.node!.token);
     if (err && err !== this.stateWarned) this.d.log.warn(`board mirror: git fetch of /state.git failed: ${err}`);
     this.stateWarned = err ?? '';

@@ -19,8 +19,8 @@ let s: RunningServer | undefined;
 const workers: RunningWorker[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FAST = ['--poll-interval-ms', '150', '--heartbeat-interval-ms', '300', '--grace-period', '20'];
-// The run is 30 tasks (RELIABILITY_LONG=1, about 2 minutes on 2 busy cores); 12 keep the suite's budget.
-const TASKS = process.env.RELIABILITY_LONG ? 30 : 12;
+// The run is 30 tasks (RELIABILITY_LONG=1, about 2 minutes on 2 busy cores); 9 keep the suite's budget.
+const TASKS = process.env.RELIABILITY_LONG ? 30 : 9;
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 90_000): Promise<T> {
   for (const end = Date.now() + ms; ;) {
