@@ -3,17 +3,13 @@ import { dirname, join } from 'node:path';
 import { createToken } from '../auth/index.ts';
 import { HttpError } from '../lib/http-error.ts';
 import { claimOne, type GateReport, type Task } from '../tasks/index.ts';
-import { adapterSettings, chooseAdapter, planLaunch, takesMcp, type AdapterName } from './adapters.ts';
-import { envPolicy } from './env.ts';
-import { agentBranch, graveyardRef, revParse } from './git-util.ts';
-import { exitFilePath, spawnAgent } from './process.ts';
+import {
+  addWorktree, adapterSettings, agentBranch, agentEnv, buildPrompt, chooseAdapter, envPolicy, exitFilePath, graveyardRef, planLaunch, promptPath,
+  revParse, runTraceparent, sandboxWrapper, spawnAgent, takesMcp, type AdapterName, type PreviousAttempt,
+} from '../runner/index.ts';
 import { notify } from './observer.ts';
-import { agentEnv, buildPrompt, promptPath, type PreviousAttempt } from './prompt.ts';
-import { sandboxWrapper } from './sandbox.ts';
 import { writeOwner } from './session-owner.ts';
 import { newSessionId, removeSessionFiles, saveSession, type AgentContext, type Session, type SessionRecord } from './sessions.ts';
-import { runTraceparent } from './trace.ts';
-import { addWorktree } from './worktrees.ts';
 
 /** A ready queue: one (tenant, role) pair. */
 export interface QueueKey {

@@ -1,8 +1,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { isValidId } from '../store/ids.ts';
-import { exitFilePath, isAlive, killGroup, readExitCode } from './process.ts';
+import { exitFilePath, isAlive, killGroup, readExitCode, reconcileWorktrees } from '../runner/index.ts';
 import { loadSessionRecords, saveSession, type AgentContext, type Session } from './sessions.ts';
-import { reconcileWorktrees } from './worktrees.ts';
 
 // The agent's own exit code: our child's wrapper reports it; an adopted one left it in its exit file.
 async function exitCodeOf(ctx: AgentContext, s: Session): Promise<number | null> {

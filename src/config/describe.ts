@@ -64,4 +64,5 @@ export const KEY_OVERRIDES: Record<string, string> = {
   'orchestrator.tick_ms': '`--tick-ms`',
   'orchestrator.batch_size': '`--batch-size`',
   'orchestrator.max_agents': '`SERVICE_MAX_AGENTS`, `--max-agents`',
+  'cluster.grpc.port': '`--grpc-port`',
 };

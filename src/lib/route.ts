@@ -15,10 +15,13 @@ export type TaskScope = 'own' | 'parent' | 'session' | 'mcp';
 /** Token roles of DECISIONS.md (Access). */
 export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
 
+/** Scopes of cluster node tokens (INTERFACE.md Authentication 8); an admin token holds all of them. */
+export type NodeScope = 'node:register' | 'node:heartbeat' | 'node:admin';
+
 /** The authenticated caller of a request. */
 export interface Principal {
   /** How the caller proved itself. */
-  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac' | 'session';
+  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac' | 'session' | 'node' | 'cluster-secret';
   role: Role;
   /** Tenant the credential is bound to; null = may name any tenant. */
   tenant: string | null;
@@ -28,6 +31,10 @@ export interface Principal {
   taskId?: string;
   /** Set on SSO sign-in sessions (the actor is then the user id). */
   sid?: string;
+  /** Cluster scopes of a node token or the cluster secret (other principals: admin holds all, the rest none). */
+  scopes?: readonly NodeScope[];
+  /** The node a node token speaks for. */
+  nodeId?: string;
 }
 
 /** What a handler sees. Params, query and body are already validated (and query values converted). */
@@ -84,6 +91,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   taskScope?: TaskScope;
   /** The `WWW-Authenticate` value of this route's 401 answers (RFC 6750: MCP clients find the resource metadata there). */
   challenge?: (req: IncomingMessage) => string;
+  /** The cluster scope the caller must hold (node tokens, the cluster secret, admin tokens); 403 without it. */
+  nodeScope?: NodeScope;
   params?: P;
   query?: Q;
   body?: B;

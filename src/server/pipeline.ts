@@ -132,7 +132,7 @@ async function identify(route: Route, req: IncomingMessage, auth: Authenticator)
 
 /** Who a client is for limits: its token, else its address. */
 function clientKey(principal: Principal | undefined, ip: string): string {
-  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file' || principal.kind === 'session');
+  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file' || principal.kind === 'session' || principal.kind === 'node');
   return byToken ? `actor:${principal.actor}` : `ip:${ip}`;
 }
 
@@ -188,7 +188,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       if (!who.principal) throw who.error;
       const principal = who.principal;
       const rawParams = p.params(path);
-      const denied = accessDenied(principal, route.access, rawParams, route.taskScope);
+      const denied = accessDenied(principal, route.access, rawParams, route.taskScope, route.nodeScope);
       if (denied) throw denied;
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
       const rawQuery = req.query ?? {};

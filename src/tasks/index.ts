@@ -1,4 +1,4 @@
-export { TaskService, type TaskDeps, type Actor } from './service.ts';
+export { TaskService, type TaskDeps, type Actor, type NodeHooks } from './service.ts';
 export { createTask, createBatch, selfCreate, backfillRiskRecords } from './create.ts';
 export { claimNext, claimOne, claimBatch } from './claims.ts';
 export { completeTask, finish, cancelTask } from './lifecycle.ts';

@@ -24,7 +24,7 @@ export function actorOf(svc: TaskService, ctx: RouteContext<unknown, unknown, un
   // The body's tenant obeys the same rules as the header (403 bound elsewhere, 404 unknown), never silently dropped.
   const tenant = svc.deps.tenants.scope(ctx.principal.tenant, typeof header === 'string' ? header : undefined, query ?? named);
   if (named !== undefined && named !== tenant) throw unprocessable(`body names tenant '${named}' but the request acts in '${tenant}'`);
-  return { actor: ctx.principal.actor, tenant };
+  return { actor: ctx.principal.actor, tenant, ...(ctx.principal.nodeId ? { node: ctx.principal.nodeId } : {}) };
 }
 
 /** Top-level keys of a body that its schema does not declare (accepted and ignored, DECISIONS.md). */

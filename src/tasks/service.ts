@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
-import { notFound, unavailable } from '../lib/http-error.ts';
+import { conflict, notFound, unavailable } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
@@ -38,6 +38,16 @@ export interface TaskDeps {
 export interface Actor {
   actor: string;
   tenant: string;
+  /** A cluster node acting with its token: its claims record it, its writes are fenced to the tasks it holds. */
+  node?: string;
+}
+
+/** The cluster's say over what nodes do with tasks (installed by src/cluster). */
+export interface NodeHooks {
+  /** Why this node may not claim now (cordoned, draining, not registered), or null. */
+  claimRefusal(nodeId: string): string | null;
+  /** A write from a node on a task it no longer holds was refused. */
+  fenced(taskId: string, nodeId: string): void;
 }
 
 type Listener = (task: Task) => void;
@@ -70,6 +80,8 @@ export interface ApplyOptions {
 export class TaskService {
   readonly board = new Board();
   draining = false;
+  /** Set by the cluster when it runs; without it node tokens claim and write like any agent. */
+  nodes: NodeHooks | null = null;
   private listeners = new Set<Listener>();
   // Creations between the quota/title check and the board (per tenant), so concurrent requests see each other.
   private inflight = new Map<string, { count: number; titles: Map<string, number> }>();
@@ -135,6 +147,13 @@ export class TaskService {
     return t;
   }
 
+  /** Lease fencing: 409 when a node acts on a task that is no longer its own (stolen, re-claimed). */
+  fence(task: Task, who: Actor): void {
+    if (who.node === undefined || task.node_id === who.node) return;
+    this.nodes?.fenced(task.id, who.node);
+    throw conflict(`Task '${task.id}' is no longer held by node '${who.node}'`);
+  }
+
   /** Refuse creations and claims while draining. */
   assertAccepting(): void {
     if (this.draining) throw unavailable('Server is draining -- no new claims or creations accepted');
@@ -151,6 +170,7 @@ export class TaskService {
       this.deps.layout.task(id),
       (cur) => {
         if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+        if (op !== 'claim') this.fence(cur, who);
         opts.check?.(cur);
         from = cur.status;
         return transition(upgrade(cur), op, input as never, this.deps.clock.iso());

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { groupAlive, isAlive, killGroup, readExitCode, spawnAgent, waitForExit } from '../../src/agents/index.ts';
+import { groupAlive, isAlive, killGroup, readExitCode, spawnAgent, waitForExit } from '../../src/runner/index.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
 const FAKE = fileURLToPath(new URL('../../fixtures/fake-agent.mjs', import.meta.url));

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentEnv, buildPrompt, GATE_CONTEXT_BYTES, promptPath, withSvcOnPath } from '../../src/agents/index.ts';
+import { agentEnv, buildPrompt, GATE_CONTEXT_BYTES, promptPath, withSvcOnPath } from '../../src/runner/index.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 
 const Prompt = suite('agent prompt');

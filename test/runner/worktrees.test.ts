@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { addWorktree, planReconcile, reconcileWorktrees, retireSession } from '../../src/agents/index.ts';
+import { addWorktree, planReconcile, reconcileWorktrees, retireSession } from '../../src/runner/index.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { addWorktree, decideSandbox, resolveSandbox, sandboxArgv, sandboxWrapper, type SandboxState } from '../../src/agents/index.ts';
+import { addWorktree, decideSandbox, resolveSandbox, sandboxArgv, sandboxWrapper, type SandboxState } from '../../src/runner/index.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout } from '../../src/store/layout.ts';

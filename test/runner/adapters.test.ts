@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildArgv, chooseAdapter, detectAdapters, parseCommandTemplate, planLaunch, substitutePlaceholders, takesMcp, TemplateError } from '../../src/agents/index.ts';
+import { buildArgv, chooseAdapter, detectAdapters, parseCommandTemplate, planLaunch, substitutePlaceholders, takesMcp, TemplateError } from '../../src/runner/index.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 

@@ -1,7 +1,7 @@
 // What agents and gates see of the server's environment: an allow-list, never the server's secrets.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentEnv, allowedEnv, envPolicy, gateEnv, secretEnvNames } from '../../src/agents/index.ts';
+import { agentEnv, allowedEnv, envPolicy, gateEnv, secretEnvNames } from '../../src/runner/index.ts';
 import { parseConfig } from '../../src/config/index.ts';
 
 const E = suite('agent and gate environment');
