@@ -5,7 +5,8 @@
 // headline cell; BENCH_WARMUP (default 3000) warm-up cycles before each measured loop; BENCH_CAP_S
 // (default 30) caps the slow small-W cells; BENCH_PROFILE=1 writes a --cpu-prof of each svc server to
 // bench/results/; BENCH_SERVER=dist|tsx forces how the server runs (default: dist/ when it is newer
-// than src/, else tsx); BENCH_BASELINE_W1 (default 331) is the W = 1 figure the targets compare with.
+// than src/, else tsx); BENCH_BASELINE_W1 (default 331) is the W = 1 figure the targets compare with;
+// BENCH_FUSED=0 leaves out the svc-fused rows (the loop as one request per cycle: complete?next=<role>, N ≤ 10k).
 // Client and servers share this machine's cores.
 import { loadavg } from 'node:os';
 import { cpus } from 'node:os';
@@ -22,6 +23,7 @@ const WORKERS = (process.env.BENCH_WORKERS ?? '1,8,32').split(',').map(Number);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const CAP_S = Number(process.env.BENCH_CAP_S ?? 30);
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const FUSED = process.env.BENCH_FUSED !== '0';
 const HEADLINE = { n: 10_000, w: 32 };
 // cycles/s at N = 10k, W = 1 before write path v2 (issue 12): one datasync per change, not three.
 const BASELINE_W1 = Number(process.env.BENCH_BASELINE_W1 ?? 331);
@@ -38,7 +40,7 @@ const SETTLE_MS = 300;
 const WARMUP_WORKERS = 32;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type System = 'svc' | 'bullmq' | 'bullmq-aof';
+type System = 'svc' | 'svc-fused' | 'bullmq' | 'bullmq-aof';
 interface Cell { system: System; n: number; w: number; runs: LoopResult[]; rss: number[]; seedS: number[]; settleS: number[]; note: string }
 const cells: Cell[] = [];
 const cleanups: (() => void)[] = [];
@@ -71,8 +73,8 @@ async function svcServer(): Promise<SvcServer> {
   return server;
 }
 
-async function svcLoop(server: SvcServer, role: string, w: number, cap: number): Promise<LoopResult> {
-  const { steps, close } = svcSteps(server, role, w);
+async function svcLoop(server: SvcServer, role: string, w: number, cap: number, fused = false): Promise<LoopResult> {
+  const { steps, close } = svcSteps(server, role, w, fused);
   try { return await runLoop(steps, w, cap); } finally { close(); }
 }
 
@@ -96,16 +98,16 @@ async function svcPrepare(server: SvcServer, n: number): Promise<number> {
   return (Date.now() - t0) / 1000;
 }
 
-/** svc at N ≤ 10k: a fresh server and queue per run. */
-async function svcCell(n: number, w: number): Promise<void> {
+/** svc at N ≤ 10k: a fresh server and queue per run; `fused`: one request per cycle (complete?next=). */
+async function svcCell(n: number, w: number, fused = false): Promise<void> {
   const { runs, cap } = planFor(n, w);
   for (let i = 0; i < runs; i++) {
     const server = await svcServer();
     try {
       const seedS = await svcPrepare(server, n);
-      const r = await svcLoop(server, ROLE, w, cap);
+      const r = await svcLoop(server, ROLE, w, cap, fused);
       const settleS = await settleSeconds(server);
-      record('svc', n, w, r, await peakRssMiB(server.pid), seedS, '', settleS);
+      record(fused ? 'svc-fused' : 'svc', n, w, r, await peakRssMiB(server.pid), seedS, fused ? 'complete?next=' : '', settleS);
     } finally {
       await server.stop();
     }
@@ -170,14 +172,14 @@ function printResults(redisVer: string | undefined): void {
   console.log('\nper cell (medians over runs; latency = each request, next and complete; RSS = server VmHWM;');
   console.log('seed s = creating N until on files and in the ref; settle s = after the last cycle until every write is on its file and in the ref)\n');
   console.log(table(['system', 'N', 'W', 'runs', 'cycles/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'seed s', 'settle s', 'note'], rows));
-  const cmp = cells.filter((c) => c.system === 'svc').map((c) => {
+  const cmp = cells.filter((c) => c.system === 'svc' || c.system === 'svc-fused').map((c) => {
     const b = find('bullmq', c.n, c.w);
     const a = find('bullmq-aof', c.n, c.w);
-    return [num(c.n), String(c.w), num(cps(c)), a ? num(cps(a)) : '–', a ? num(cps(c) / cps(a), 2) : '–', b ? num(cps(b)) : '–', b ? num(cps(c) / cps(b), 3) : '–',
+    return [c.system, num(c.n), String(c.w), num(cps(c)), a ? num(cps(a)) : '–', a ? num(cps(c) / cps(a), 2) : '–', b ? num(cps(b)) : '–', b ? num(cps(c) / cps(b), 3) : '–',
       num(p(c, 99), 1), a ? num(p(a, 99), 1) : '–', num(median(c.rss)), a ? num(median(a.rss)) : '–'];
   });
   console.log('\nsvc against BullMQ: `appendfsync always` (durable before the reply, as svc) and without persistence\n');
-  console.log(table(['N', 'W', 'svc cycles/s', 'BullMQ AOF cycles/s', 'svc/AOF', 'BullMQ cycles/s', 'svc/BullMQ', 'svc p99 ms', 'AOF p99 ms', 'svc RSS MiB', 'redis AOF RSS MiB'], cmp));
+  console.log(table(['svc loop', 'N', 'W', 'svc cycles/s', 'BullMQ AOF cycles/s', 'svc/AOF', 'BullMQ cycles/s', 'svc/BullMQ', 'svc p99 ms', 'AOF p99 ms', 'svc RSS MiB', 'redis AOF RSS MiB'], cmp));
   printTargets();
   console.log(`\nmachine: ${cpus().length} vCPU (${cpus()[0]?.model ?? '?'}), Node ${process.version}, redis-server ${redisVer ?? 'absent (BullMQ rows skipped)'}; server from ${COMMAND.mode}; client and servers on the same machine`);
 }
@@ -195,6 +197,10 @@ function printTargets(): void {
     const settled = median(head.runs.map((r, i) => r.cycles / (r.seconds + (head.settleS[i] ?? 0))));
     console.log(`  N = 10k, W = 32, counting the settle time: ${num(settled)} cycles/s`);
   }
+  const fusedHead = find('svc-fused', HEADLINE.n, HEADLINE.w);
+  const aof = find('bullmq-aof', HEADLINE.n, HEADLINE.w);
+  if (fusedHead) console.log(`  N = 10k, W = 32, fused (complete?next=): ${num(cps(fusedHead))} cycles/s (target ≥ 5,000: ${check(cps(fusedHead) >= 5000)}), p99 ${num(p(fusedHead, 99), 1)} ms (target < 20: ${check(p(fusedHead, 99) < 20)})`);
+  for (const c of [head, fusedHead]) if (c && aof) console.log(`  ${c.system} / BullMQ appendfsync always at N = 10k, W = 32: ${num(cps(c) / cps(aof), 2)}× (goal ≥ 1.0×)`);
   if (big) console.log(`  N = 100k: peak RSS ${num(Math.max(...cells.filter((c) => c.system === 'svc' && c.n === 100_000).flatMap((c) => c.rss)))} MiB (target < 300: ${check(Math.max(...cells.filter((c) => c.system === 'svc' && c.n === 100_000).flatMap((c) => c.rss)) < 300)})`);
   if (startSeconds !== undefined) console.log(`  start with 100k tasks: ${num(startSeconds, 2)} s until it listens (target < 3: ${check(startSeconds < 3)})`);
   console.log(`  load average at the end of the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (the machine is shared: figures move with it)`);
@@ -209,7 +215,7 @@ async function main(): Promise<void> {
   try {
     for (const n of SIZES) {
       if (n > HEADLINE.n) await svcBigCell(n, WORKERS);
-      else for (const w of WORKERS) await svcCell(n, w);
+      else for (const w of WORKERS) { await svcCell(n, w); if (FUSED) await svcCell(n, w, true); }
       if (redisVer) await bullCell(n, WORKERS, 'none');
       if (redisVer) await bullCell(n, WORKERS, 'aof-always');
     }

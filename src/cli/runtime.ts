@@ -15,7 +15,7 @@ import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
 import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type Faults, type Ids, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
-import { TaskService, actorOf, backfillRiskRecords, drainRoutes, readProgress, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+import { openTasks, TASK_SCHEMAS, type Tasks } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
@@ -56,7 +56,7 @@ export interface Runtime {
   port: number;
   /** Port of the cluster RPC, or null when it is off. */
   grpcPort: number | null;
-  tasks: TaskService;
+  tasks: Tasks;
   /** The agent sessions the orchestrator holds (they keep running when svc stops). */
   agents(): SessionRecord[];
   stop(): Promise<void>;
@@ -96,14 +96,14 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   await drainInbox();
   const inboxTimer = timers.setInterval(drainInbox, 1000);
   const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
-  const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config });
-  log.info(`loaded ${await tasks.load()} task(s)`);
+  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config, timers });
+  const { tasks } = domain;
+  log.info(`loaded ${domain.loaded} task(s)`);
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
-  const backfilled = await backfillRiskRecords(tasks);
-  if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
+  if (domain.backfilled) log.info(`wrote the EU AI Act record of ${domain.backfilled} task(s)`);
 
   // --- cluster: before the authenticator, which asks it about the cluster secret and node tokens ---
-  const cluster = await startCluster(o, { store, tasks, audit, registry: metrics.registry });
+  const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry });
   // --- end cluster ---
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
   if (!authEnv.disabled && !authEnv.authToken) {
@@ -117,19 +117,19 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- observe: status, SLOs, Grafana, exports, SBOM, /dashboard/data, /events, the board page ---
   let sessions: () => SessionRecord[] = () => [];
   let sandbox = (): { mode: string; reason: string } => ({ mode: 'none', reason: 'the orchestrator is off: no agents run' });
-  const source = createBoardSource({ svc: tasks, store, layout, audit, actorOf, readProgress, sessions: () => sessions(), sandbox: () => sandbox() });
+  const source = createBoardSource({ tasks, store, layout, audit, maxAgents: () => config.orchestrator.max_agents, sessions: () => sessions(), sandbox: () => sandbox() });
   const observe = createObservability({
     source, registry: metrics.registry, clock, log: log.withTag('observe'), config: config.observe, version: VERSION, openSse, git,
     packageRoot: PACKAGE_ROOT, uuid: () => randomUUID(),
   });
   await observe.start();
-  const taskRoutes = tapProgress(taskWriteRoutes(tasks), observe.progressed, () => clock.iso());
+  const taskRoutes = tapProgress(domain.routes.write, observe.progressed, () => clock.iso());
   // --- end observe ---
-  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskRoutes, ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') }), ...observe.routes];
+  const routes = [...domain.routes.drain, ...domain.routes.read, ...taskRoutes, ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') }), ...observe.routes];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
     root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime), svcReadable: shimReads(),
-    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer,
+    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer, timers,
   });
   sessions = () => orchestrator.sessions();
   if (config.orchestrator.enabled) sandbox = () => orchestrator.sandbox();
@@ -142,7 +142,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- webhooks ---
   // `trackers` is read from the config object the orchestrator updates when config.yaml changes.
   const webhooks = await createWebhooks({
-    layout, tasks: taskPort(tasks), config: () => config.trackers as Record<string, TrackerConfig | undefined>, env: (name) => o.env[name],
+    layout, tasks: taskPort(tasks, tenants.scope), config: () => config.trackers as Record<string, TrackerConfig | undefined>, env: (name) => o.env[name],
     clock, log: log.withTag('webhooks'), registry: metrics.registry,
     sessions: {
       known: (sid) => isValidId(sid) && (orchestrator.sessions().some((s) => s.session_id === sid) || existsSync(layout.log(sid))),
@@ -153,15 +153,15 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- end webhooks ---
   // --- mcp: tools over the task routes above (their access and task scope), progress told to the board feed ---
   const mcp = createMcp({
-    svc: tasks, routes, version: VERSION, log: log.withTag('mcp'), clock, newId: () => randomUUID(), publicUrl: config.auth.sso.public_url,
+    svc: domain.service, routes, version: VERSION, log: log.withTag('mcp'), clock, newId: () => randomUUID(), publicUrl: config.auth.sso.public_url,
     onProgress: (t, p) => observe.progressed(t.id, t.tenant, { percent: p.percent ?? null, message: p.message ?? null, ts: clock.iso() }),
   });
   routes.push(...mcp.routes);
   // --- end mcp ---
   routes.push(...cluster.routes);
   // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
-  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
-  const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
+  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
+  const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, tenantScope: tenants.scope, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
   cluster.start();
@@ -190,7 +190,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     tasks,
     agents: () => orchestrator.sessions(),
     async stop() {
-      tasks.draining = true;
+      tasks.drain(true);
       observe.stop();
       // --- orchestrator (agents domain) ---
       await orchestrator.stop();
@@ -215,7 +215,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
 }
 
 // The cluster (registry, node tokens); a bad SERVICE_CLUSTER_SECRET or secret file stops the start with its reason.
-async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createCluster>[0], 'store' | 'tasks' | 'audit' | 'registry'>): Promise<Cluster> {
+async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createCluster>[0], 'store' | 'tasks' | 'installNodeHooks' | 'audit' | 'registry'>): Promise<Cluster> {
   try {
     return await createCluster({ ...d, layout: o.layout, clock: systemClock, log: o.log.withTag('cluster'), config: o.config.cluster, secret: o.env.SERVICE_CLUSTER_SECRET || undefined });
   } catch (err) {
@@ -315,11 +315,11 @@ function truthy(v: string | undefined): boolean {
 
 // Who is a node (a node token names it), who may fetch the code (nodes, the cluster secret, admins), and
 // which sessions a node holds: its claimed and in-progress tasks.
-function repoAccess(tasks: TaskService): RepoAccess {
+function repoAccess(tasks: Tasks): RepoAccess {
   return {
     nodeOf: (p) => p.nodeId ?? null,
     mayFetch: (p) => holdsScope(p, 'node:heartbeat'),
-    heldSessions: (node) => new Set([...tasks.board.byStatus('claimed'), ...tasks.board.byStatus('in_progress')]
+    heldSessions: (node) => new Set(tasks.list({ status: ['claimed', 'in_progress'] })
       .filter((t) => t.node_id === node && t.claimed_by_session !== null).map((t) => t.claimed_by_session!)),
   };
 }

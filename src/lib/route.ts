@@ -37,6 +37,14 @@ export interface Principal {
   nodeId?: string;
 }
 
+/** Who acts and in which tenant. */
+export interface Actor {
+  actor: string;
+  tenant: string;
+  /** A cluster node acting with its token: its claims record it, its writes are fenced to the tasks it holds. */
+  node?: string;
+}
+
 /** What a handler sees. Params, query and body are already validated (and query values converted). */
 export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
   req: IncomingMessage;
@@ -45,6 +53,12 @@ export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
   query: Q;
   body: B;
   principal: Principal;
+  /**
+   * The caller's actor and the tenant the request acts in (X-Tenant-ID, ?tenant=, or the body's tenant on
+   * routes with `bodyTenant`), resolved by the pipeline once, on first use: a refused scope throws (403
+   * bound elsewhere, 404 unknown tenant, 422 when they disagree).
+   */
+  readonly who: Actor;
   requestId: string;
   /** Client IP (TCP peer). */
   ip: string;
@@ -105,6 +119,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   rawBody?: boolean;
   /** On `rawBody` routes: check the bytes (a signature) before anything parses them; throw to refuse. */
   verify?: (ctx: VerifyContext) => void | Promise<void>;
+  /** The tenant a body names (task creation): it obeys the same scope rules as the header, never silently dropped. */
+  bodyTenant?: (body: Static<B>) => string | undefined;
   /** Accept application/x-www-form-urlencoded (parsed into an object) as well as JSON. */
   form?: boolean;
   responses: Record<number, ResponseDoc>;

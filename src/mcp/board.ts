@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Route, RouteContext } from '../lib/route.ts';
 import type { Principal } from '../lib/route.ts';
 import {
-  actorOf, claimNext, completeTask, finish, reportProgress, selfCreate,
+  claimNext, completeTask, finish, reportProgress, selfCreate,
   type Actor, type SearchQuery, type Task, type TaskCounts, type TaskProgressRequest, type TaskSelfCreate, type TaskService,
 } from '../tasks/index.ts';
 
@@ -27,7 +27,8 @@ export interface McpBoard {
   /** Access level and task scope of an API operation (the tool or resource mirrors it). */
   operation(operationId: string): Pick<Route, 'access' | 'taskScope'>;
   /** The caller of one HTTP request: its tenant from X-Tenant-ID or ?tenant= (403/404 as the API). */
-  caller(principal: Principal, req: IncomingMessage): Caller;
+  /** The caller of one /mcp request: its credential and who acts (resolved by the server pipeline). */
+  caller(principal: Principal, who: Actor): Caller;
   next(role: string, opts: { wait_s?: number; claimed_by_session?: string }, c: Caller, signal?: AbortSignal): Promise<Task>;
   get(id: string, c: Caller): Task;
   /** Tasks of the caller's tenant in creation order, or the children of one task. */
@@ -67,12 +68,12 @@ export function createBoard(deps: BoardDeps): McpBoard {
   // A read route's handler called in-process, as the API would after validation and the access check.
   const read = async (op: string, c: Caller, params: Record<string, string>, query: Record<string, unknown>): Promise<unknown> => {
     const req = { headers: { 'x-tenant-id': c.who.tenant }, query: {} } as unknown as IncomingMessage;
-    const ctx = { req, res: undefined, params, query, body: undefined, principal: c.principal, requestId: 'mcp', ip: '' };
+    const ctx = { req, res: undefined, params, query, body: undefined, principal: c.principal, who: c.who, requestId: 'mcp', ip: '' };
     return route(op).handler(ctx as unknown as RouteContext<never, never, never>);
   };
   return {
     operation: (op) => { const r = route(op); return { access: r.access, ...(r.taskScope ? { taskScope: r.taskScope } : {}) }; },
-    caller: (principal, req) => ({ principal, who: actorOf(svc, { req, principal, query: {} } as unknown as RouteContext<unknown, unknown, unknown>) }),
+    caller: (principal, who) => ({ principal, who }),
     next: (role, opts, c, signal) => claimNext(svc, role, opts, c.who, signal),
     get: (id, c) => svc.visible(id, c.who.tenant),
     tasks: (c, parentId) => (parentId === undefined ? svc.board.ofTenant(c.who.tenant) : svc.board.children(svc.visible(parentId, c.who.tenant).id)),

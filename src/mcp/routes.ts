@@ -67,7 +67,7 @@ export function mcpRoutes(deps: McpRouteDeps): Route[] {
         return rpcFail(ctx, 400, -32700, 'Parse error: the body is not JSON');
       }
     }
-    await deps.sessions.handle(ctx.req, ctx.res, body, deps.board.caller(ctx.principal, ctx.req));
+    await deps.sessions.handle(ctx.req, ctx.res, body, deps.board.caller(ctx.principal, ctx.who));
     return RAW;
   };
   const endpoint = (method: 'POST' | 'GET' | 'DELETE', summary: string, responses: Route['responses']) => defineRoute({

@@ -46,21 +46,20 @@ type Text = { text: string | null; seq: number; at: number };
 type Line = { line: string; note?: Note; seq: number };
 type Waiter = { seq: number; resolve(): void; reject(err: unknown): void };
 
+/** The write-behind of a server's store (records/owned.ts): what the journal acknowledged, onto its files. */
 export function createPublisher(o: PublisherOptions): Publisher {
   const timers = o.timers ?? systemTimers;
   const chunk = 256; // files per message to the thread
-  const highWater = o.highWater ?? 20_000;
-  const delayMs = o.delayMs ?? 50;
+  const { highWater = 20_000, delayMs = 50 } = o;
   const texts = new Map<string, Text>();
   const queued = new Map<string, Line[]>();
   const thread = createPublishThread();
   const files = createLineFiles();
   const retry = backoff(50, 2000);
   let lineCount = 0, seq = 0;
-  let running: Promise<void> | undefined;
+  let running: Promise<void> | undefined, closing = false;
   let flushers: Waiter[] = [];
   let roomWaiters: (() => void)[] = [];
-  let closing = false;
   const backlog = () => texts.size + lineCount;
 
   // Flushers whose every entry is published resolve; with a failed round, those still waiting reject.

@@ -6,7 +6,8 @@ import { RecordExists } from '../store/types.ts';
 import { findCycle } from './graph.ts';
 import { parentShouldSplit } from './parents.ts';
 import { metadataTooLarge, newTask, titleKey, type Task, type TaskCreate } from './schema.ts';
-import { changeNote, type Actor, type TaskService } from './service.ts';
+import { changeNote } from './notes.ts';
+import type { Actor, TaskService } from './service.ts';
 
 /** Create one task: dependencies exist and form no cycle, parent exists, quota holds. */
 export async function createTask(svc: TaskService, input: TaskCreate, who: Actor): Promise<Task> {

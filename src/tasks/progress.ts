@@ -1,6 +1,7 @@
 import { runId } from './machine.ts';
 import type { ProgressEntry, SnapshotEntry, Task, TaskProgressRequest } from './schema.ts';
-import { changeNote, type Actor, type TaskService } from './service.ts';
+import { changeNote } from './notes.ts';
+import type { Actor, TaskService } from './service.ts';
 
 type Line = (ProgressEntry & { kind: 'entry' }) | (SnapshotEntry & { kind: 'snapshot' });
 
@@ -54,6 +55,9 @@ export async function readProgress(svc: TaskService, id: string, who: Actor) {
   };
   return { task_id: id, run_id, entries: entries.slice(-50), latest: last ?? null, vector, stalled: isStalled(snaps, svc.deps.config.orchestrator.stall_snapshots) };
 }
+
+/** What GET /tasks/{id}/progress answers. */
+export type ProgressReport = Awaited<ReturnType<typeof readProgress>>;
 
 /** Up to 10 snapshots of the task, oldest first. */
 export async function readSnapshots(svc: TaskService, id: string, who: Actor): Promise<SnapshotEntry[]> {

@@ -2,16 +2,24 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
-import { conflict, notFound, unavailable } from '../lib/http-error.ts';
+import { conflict } from '../lib/http-error.ts';
+import { systemTimers, type Timers } from '../lib/timers.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
-import type { ChangeNote, Effects, RecordStore } from '../store/types.ts';
+import type { Actor } from '../lib/route.ts';
+import { VersionConflict as RecordVersionConflict, type Effects, type RecordStore } from '../store/types.ts';
+import type { ClaimOptions, Reservation, TaskFilter, Tasks } from './api.ts';
 import { Board } from './board.ts';
+import { claimNext, claimOne, type NextOptions } from './claims.ts';
+import { createTask } from './create.ts';
+import { noteFor, changeNote } from './notes.ts';
+import { readProgress } from './progress.ts';
+import { Draining, TaskNotFound, TaskReassigned, VersionConflict } from './errors.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
-import { toArchiveRecord, type Task } from './schema.ts';
+import { toArchiveRecord, type Task, type TaskCreate } from './schema.ts';
 import type { TenantGate } from '../auth/index.ts';
 
 /** What the audit log is told about a change to a task. */
@@ -32,15 +40,12 @@ export interface TaskDeps {
   log: Logger;
   tenants: TenantGate;
   config: Config;
+  /** Long-poll waits and retries run on these (default: the real ones). */
+  timers?: Timers;
 }
 
-/** Who acts and in which tenant. */
-export interface Actor {
-  actor: string;
-  tenant: string;
-  /** A cluster node acting with its token: its claims record it, its writes are fenced to the tasks it holds. */
-  node?: string;
-}
+export type { Actor } from '../lib/route.ts';
+export { changeNote } from './notes.ts';
 
 /** The cluster's say over what nodes do with tasks (installed by src/cluster). */
 export interface NodeHooks {
@@ -64,10 +69,12 @@ export interface PatchFields {
 
 /** How apply runs an operation. */
 export interface ApplyOptions {
-  /** Compare-and-set: refuse (409) unless the task is at this version. */
+  /** Compare-and-set: the store refuses (its VersionConflict) unless the task is at this version. */
   expectedVersion?: number;
   /** Throw to refuse the operation on the current record (claim blockers). */
   check?: (t: Task) => void;
+  /** Refuse (TaskReassigned) unless the task is still claimed by this session. */
+  heldBy?: string;
   /** false: no parent roll-up (inside a cascade). */
   rollUp?: boolean;
   /** More lines of the same change (a first progress report's lines, with its start). */
@@ -76,8 +83,11 @@ export interface ApplyOptions {
   auditFirst?: (next: Task, from: string) => { action: string; details: Record<string, unknown> } | null;
 }
 
-/** Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition. */
-export class TaskService {
+/**
+ * Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition.
+ * Other domains see it as `Tasks` (api.ts); the board and deps are for src/tasks alone.
+ */
+export class TaskService implements Tasks {
   readonly board = new Board();
   draining = false;
   /** Set by the cluster when it runs; without it node tokens claim and write like any agent. */
@@ -86,7 +96,12 @@ export class TaskService {
   // Creations between the quota/title check and the board (per tenant), so concurrent requests see each other.
   private inflight = new Map<string, { count: number; titles: Map<string, number> }>();
 
-  constructor(readonly deps: TaskDeps) {}
+  /** The timers of waits and retries (deps.timers, else the real ones). */
+  readonly timers: Timers;
+
+  constructor(readonly deps: TaskDeps) {
+    this.timers = deps.timers ?? systemTimers;
+  }
 
   /** Hold quota slots and title keys for tasks being created; call the result once they are on the board or failed. */
   reserve(tenant: string, titleKeys: string[]): () => void {
@@ -140,10 +155,10 @@ export class TaskService {
     return () => this.listeners.delete(fn);
   }
 
-  /** The task if it exists in the caller's tenant, else the contract's 404. */
+  /** The task if it exists in the caller's tenant, else TaskNotFound. */
   visible(id: string, tenant: string): Task {
     const t = isValidId(id) ? this.board.get(id) : undefined;
-    if (!t || t.tenant !== tenant) throw notFound(`Task '${String(id).slice(0, 200)}' not found`);
+    if (!t || t.tenant !== tenant) throw new TaskNotFound(id);
     return t;
   }
 
@@ -156,7 +171,7 @@ export class TaskService {
 
   /** Refuse creations and claims while draining. */
   assertAccepting(): void {
-    if (this.draining) throw unavailable('Server is draining -- no new claims or creations accepted');
+    if (this.draining) throw new Draining();
   }
 
   /**
@@ -169,7 +184,8 @@ export class TaskService {
     const next = await this.deps.store.update<Task>(
       this.deps.layout.task(id),
       (cur) => {
-        if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
+        // The tenant was checked by visible() above and never changes: the current record needs no second look.
+        if (opts.heldBy !== undefined && cur.claimed_by_session !== opts.heldBy) throw new TaskReassigned(id, opts.heldBy, cur.claimed_by_session);
         if (op !== 'claim') this.fence(cur, who);
         opts.check?.(cur);
         from = cur.status;
@@ -186,7 +202,10 @@ export class TaskService {
           return { audit: first ? [this.auditEntry(n, who, first.action, first.details), audit] : audit, appends: [...archive, ...(opts.appends?.(n) ?? [])] };
         },
       },
-    );
+    ).catch((err: unknown) => {
+      if (err instanceof RecordVersionConflict) throw new VersionConflict(id, err.current.version, err.expected);
+      throw err;
+    });
     this.changed(next);
     if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id);
     return next;
@@ -200,7 +219,6 @@ export class TaskService {
     const { title } = this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
     const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
-      if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
       opts.check?.(cur);
       return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
     }, { note: changeNote('patch', { id, title }, who), effects: (n) => ({ audit: this.auditEntry(n, who, 'task.patch', changes) }) });
@@ -225,6 +243,25 @@ export class TaskService {
     }
   }
 
+  // --- Tasks (api.ts): the narrow interface other domains use ---
+  create(input: TaskCreate, who: Actor): Promise<Task> { return createTask(this, input, who); }
+  claim(id: string, opts: ClaimOptions, who: Actor): Promise<Task> { return claimOne(this, id, opts, who); }
+  next(role: string, opts: NextOptions, who: Actor, signal?: AbortSignal): Promise<Task> { return claimNext(this, role, opts, who, signal); }
+  get(id: string): Task | undefined { return this.board.get(id); }
+  counts(tenant?: string) { return this.board.counts(tenant); }
+  progress(id: string, who: Actor) { return readProgress(this, id, who); }
+  drain(on: boolean): void { this.draining = on; }
+  get size(): number { return this.board.size; }
+  list(f: TaskFilter = {}): Task[] {
+    const statuses = f.ready ? ['open' as const] : f.status === undefined ? undefined : typeof f.status === 'string' ? [f.status] : f.status;
+    const from = statuses ? statuses.flatMap((s) => this.board.byStatus(s)) : f.tenant !== undefined ? this.board.ofTenant(f.tenant) : this.board.all();
+    return from.filter((t) => (f.tenant === undefined || t.tenant === f.tenant) && (!f.ready || this.board.depsSatisfied(t)));
+  }
+  reserveNext(role: string, tenant: string): Reservation | undefined {
+    const task = this.board.takeNext(role, tenant);
+    return task && { task, release: () => this.board.putBack(task) };
+  }
+
   // A waiting parent resumes when its children finish (DECISIONS.md: done, or blocked naming the failures).
   private async rollUp(parentId: string): Promise<void> {
     const parent = this.board.get(parentId);
@@ -246,12 +283,3 @@ function upgrade(t: Task): Task {
   return t.branch === undefined ? { ...t, branch: null } : t;
 }
 
-function noteFor(op: string, task: Pick<Task, 'id' | 'title'>, who: Actor, input: Record<string, unknown>): ChangeNote {
-  const by = typeof input.claimed_by_session === 'string' ? `by ${input.claimed_by_session}` : undefined;
-  return changeNote(op, task, who, by);
-}
-
-/** The state commit's words for a change to a task: `claim "Fix login" (01jc…) by backend-3f2a`, with its actor. */
-export function changeNote(action: string, task: Pick<Task, 'id' | 'title'>, who: Actor, detail?: string): ChangeNote {
-  return { action, id: task.id, title: task.title, actor: who.actor, ...(detail ? { detail } : {}) };
-}
