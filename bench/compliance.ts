@@ -69,7 +69,7 @@ const loads: number[] = [loadavg()[0]!];
 for (let i = 0; i < RUNS; i++) {
   if (i < REFERENCE_RUNS) add('reference: one thread, canonicalize + createHmac per record (before)', await inProcess(() => referenceWalk(layout.auditDir, key)));
   add('verifyAudit, one thread (fast canonical form and HMAC)', await inProcess(() => verifyAudit(layout, { key, threads: 0 })));
-  add(`verifyAudit, segments on threads (${availableParallelism()} cores)`, await inProcess(() => verifyAudit(layout, { key })));
+  add(`verifyAudit, segments on ${availableParallelism()} worker threads`, await inProcess(() => verifyAudit(layout, { key, threads: availableParallelism() })));
   rmSync(CACHE, { recursive: true, force: true });
   add('svc compliance check, new process, first check (cold)', cli(repo.dir));
   add('svc compliance check, new process, segments remembered', cli(repo.dir));

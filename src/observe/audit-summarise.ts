@@ -1,7 +1,6 @@
 // Segment summaries on worker threads: a year of segments is ~500k records at a few µs each, so the
 // segments are walked on their own in parallel, and the chain walk then only links their ends
 // (audit-walk.ts applySummary) and walks again the few a summary cannot vouch for.
-import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { moduleWorker } from '../lib/worker.ts';
 import type { SummariseJob, SummariseReply } from './audit-summarise-worker.ts';
@@ -11,9 +10,14 @@ import type { SegmentSummary } from './audit-walk.ts';
 export const BYTES_PER_THREAD = 4 << 20;
 const MAX_THREADS = 8;
 
-/** Threads worth starting for `bytes` of segments on this machine (0: walk on the calling thread). */
-export function threadsFor(bytes: number): number {
-  const n = Math.min(availableParallelism(), MAX_THREADS, Math.floor(bytes / BYTES_PER_THREAD));
+/**
+ * Threads worth starting for `bytes` of segments (0: walk on the calling thread): one per 4 MB, at most
+ * one per core and 8, and none when the machine is already busy (1-minute load at or over the cores,
+ * as `make -l` holds back): busy cores give more threads no more time, only more CPU to spend.
+ */
+export function threadsFor(bytes: number, cores: number, load: number): number {
+  if (load >= cores) return 0;
+  const n = Math.min(cores, MAX_THREADS, Math.floor(bytes / BYTES_PER_THREAD));
   return n >= 2 ? n : 0;
 }
 

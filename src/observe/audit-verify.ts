@@ -4,6 +4,7 @@
 // then links the segments' ends and walks again only those a summary cannot vouch for, so the verdict,
 // the first broken link and the warnings are the ones a walk on one thread gives.
 import { readFile, stat } from 'node:fs/promises';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { SddLayout } from '../store/layout.ts';
 import { listSegments } from './audit.ts';
@@ -24,7 +25,7 @@ export interface AuditSegment {
  * Verify every segment of `.sdd/audit/` (or the `segments` given, e.g. read from refs/sdd/state).
  * `key: null` checks the links only (a clone has no `.sdd/secrets/audit.key`); without `key` the key
  * file is read, and an unusable one throws AuditKeyError when there are records. `threads` overrides
- * how many worker threads walk segments (default: by size and cores; 0 or 1: none).
+ * how many worker threads walk segments (default: by size, cores and load; 0: none).
  */
 export async function verifyAudit(layout: SddLayout, opts: { key?: Uint8Array | null; segments?: AuditSegment[]; threads?: number } = {}): Promise<AuditVerifyResult> {
   if (opts.segments) return verifyTexts(layout, opts.segments, opts.key);
@@ -65,7 +66,7 @@ export async function walkSegmentFiles(dir: string, names: string[], key: Uint8A
   let threads = o.threads;
   if (threads === undefined) {
     const sizes = o.sizes ?? await segmentSizes(dir, names);
-    threads = threadsFor(todo.reduce((t, i) => t + (sizes[i] ?? 0), 0));
+    threads = threadsFor(todo.reduce((t, i) => t + (sizes[i] ?? 0), 0), availableParallelism(), loadavg()[0] ?? 0);
   }
   const threaded = new Map<string, SegmentSummary | null | undefined>();
   if (threads >= 1 && todo.length > 0) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nextRecord, type AuditTail } from '../../src/observe/audit.ts';
-import { summariseInThreads } from '../../src/observe/audit-summarise.ts';
+import { summariseInThreads, threadsFor } from '../../src/observe/audit-summarise.ts';
 import { finishWalk, summariseSegment, verifyAudit, walkSegmentFiles, type SegmentSummary } from '../../src/observe/audit-verify.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { makeTempDir } from '../helpers/repo.ts';
@@ -131,6 +131,17 @@ Threads('the threads do the walking: a summary per clean segment, none for a dam
   } finally {
     c.tmp.cleanup();
   }
+});
+
+Threads('threads: one per 4 MB, at most one per core and 8, none for a small log or a busy machine', () => {
+  const MB = 1 << 20;
+  assert.is(threadsFor(7 * MB, 8, 0.5), 0, 'under 8 MB: one thread, no workers');
+  assert.is(threadsFor(8 * MB, 8, 0.5), 2);
+  assert.is(threadsFor(178 * MB, 2, 0.5), 2, 'a year on 2 cores');
+  assert.is(threadsFor(178 * MB, 64, 3), 8);
+  assert.is(threadsFor(178 * MB, 1, 0), 0, 'one core');
+  assert.is(threadsFor(178 * MB, 2, 2), 0, 'load at the cores: busy');
+  assert.is(threadsFor(178 * MB, 8, 7.9), 8);
 });
 
 Threads.run();
