@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { conflict, forbidden, HttpError, notFound, unprocessable } from '../lib/http-error.ts';
-import { writeFileAtomic } from '../store/io.ts';
+import { writeFileAtomic } from '../store/atomic.ts';
 import type { SddLayout } from '../store/layout.ts';
 
 /** A tenant's settings; without `max_tasks` the configured default quota applies. */

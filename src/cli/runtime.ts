@@ -2,18 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
-import { systemClock } from '../lib/clock.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
+import { retry } from '../lib/retry.ts';
+import { systemTimers, type Timers } from '../lib/timers.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
 import { createSso, ssoRoutes } from '../auth/sso/index.ts';
-import { acquireAuditWriter, createAuditLog, createBoardSource, createObservability, drainAuditInbox, listSegments, reconcileAudit, tapProgress, timeStateCommits, type AuditLog } from '../observe/index.ts';
+import { acquireAuditWriter, createBoardSource, createObservability, drainAuditInbox, listSegments, openAuditChain, tapProgress, timeStateCommits, type AuditEntry } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
-import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createRecordStore, dropAuditIntents, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type AuditIntent, type Faults, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
-import { TaskService, actorOf, backfillRiskRecords, drainRoutes, readProgress, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type Faults, type Ids, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
+import { TaskService, actorOf, backfillRiskRecords, drainRoutes, readProgress, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
@@ -37,6 +39,10 @@ export interface RuntimeOptions {
   config: Config;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /** Time, ids and timers (system ones by default; tests pass manual ones). */
+  clock?: Clock;
+  ids?: Ids;
+  timers?: Timers;
 }
 
 export interface Runtime {
@@ -54,8 +60,9 @@ export interface Runtime {
 export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { layout, config, log } = o;
   if (!truthy(o.env.SERVICE_AUTH_DISABLED) && config.auth.enabled) checkAdminToken(o.env.SERVICE_AUTH_TOKEN || undefined);
-  const clock = systemClock;
-  const ids = ulidIds(clock.now);
+  const clock = o.clock ?? systemClock;
+  const ids = o.ids ?? ulidIds(clock.now);
+  const timers = o.timers ?? systemTimers;
   const git = createGit(o.root);
   const metrics = createMetrics();
   // /state.git serves from a mirror that holds only the state history; commits nudge it while fetches come.
@@ -65,26 +72,25 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- end observe ---
   const committer = createCommitter({ layout, git: stateGit, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits, onCommit: () => mirror.nudge() });
   await ensureTenants(layout);
-  // Writes journaled before a crash or power loss reach their files before anything reads them.
-  const intents: AuditIntent[] = [];
+  // The chain's writer lock before the replay: no CLI may append between the journaled records and the segment.
+  const releaseAudit = await takeAuditWriter(layout, log, clock, timers);
+  // Every journaled change reaches its files (task files, audit segments, archive) before anything reads them.
   const deleted: string[] = [];
-  await replayJournal(layout, log.withTag('store'), undefined, intents, deleted);
+  await replayJournal(layout, log.withTag('store'), undefined, deleted);
   await recoverState(layout, committer, new Set(deleted), o.restored, log);
-  const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
   await warnMissingAuditKey(layout, log);
-  const releaseAudit = await takeAuditWriter(layout, log);
-  const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs), faults: testFaults(o.env.SVC_TEST_AUDIT_FAULT_FILE) });
-  // A change journaled with its audit entry whose record a crash prevented gets that record now.
-  await reconcileAudit(layout, audit, intents, log.withTag('audit'));
-  await dropAuditIntents(layout);
-  const drainInbox = () => drainAuditInbox(layout, audit, log).catch((err) => log.error('audit inbox failed', err));
+  const chain = await openAuditChain({ layout, clock, log: log.withTag('audit') });
+  const store = createOwnedStore({ layout, committer, log: log.withTag('store'), faults: testFaults(layout, o.env), timers, sealer: chain });
+  // Audit records of other domains (SSO, exports) are journaled like a task change's: in chain order, exactly once.
+  const audit = { append: (entry: AuditEntry) => store.emit({ audit: entry }) };
+  // CLI records queued while we hold the chain: each journaled with its file's deletion (exactly once).
+  let draining: Promise<unknown> | undefined;
+  const drainInbox = () => (draining ??= drainAuditInbox(layout, (entry, file) => store.emit({ audit: entry, removes: [file] }), log)
+    .catch((err) => log.error('audit inbox failed', err)).finally(() => { draining = undefined; }));
   await drainInbox();
-  const inboxTimer = setInterval(drainInbox, 1000);
-  inboxTimer.unref();
+  const inboxTimer = timers.setInterval(drainInbox, 1000);
   const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
-  const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), audit, tenants, config });
-  const rolled = await recoverBatches(tasks);
-  if (rolled) log.info(`rolled forward ${rolled} task(s) of an interrupted batch`);
+  const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config });
   log.info(`loaded ${await tasks.load()} task(s)`);
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
   const backfilled = await backfillRiskRecords(tasks);
@@ -178,15 +184,15 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       // --- webhooks ---
       await webhooks.close();
       // --- end webhooks ---
-      tasks.stopAuditRetries();
-      clearInterval(inboxTimer);
+      timers.clearInterval(inboxTimer);
+      await draining;
       await drainInbox();
       await stopEdits();
+      // Files and lines behind the journal first, so the last state commit has them.
+      await store.close();
       await committer.stop();
       mirror.close();
-      await audit.close();
       await releaseAudit();
-      await store.close();
     },
   };
 }
@@ -202,7 +208,7 @@ async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createC
 }
 
 // SSO from auth.sso: the OIDC client secret from the variable client_secret_env names, SAML IdP metadata from its file.
-async function startSso(o: RuntimeOptions, audit: AuditLog, onWrite: (abs: string, text: string, note: string) => void) {
+async function startSso(o: RuntimeOptions, audit: { append(entry: AuditEntry): Promise<unknown> }, onWrite: (abs: string, text: string, note: string) => void) {
   const cfg = o.config.auth.sso;
   const secretEnv = cfg.oidc?.client_secret_env;
   if (secretEnv && !o.env[secretEnv]) o.log.warn(`auth.sso.oidc.client_secret_env names ${secretEnv}, which is not set: using PKCE without a client secret`);
@@ -238,17 +244,15 @@ async function warnMissingAuditKey(layout: SddLayout, log: Logger): Promise<void
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not
 // refreshed for `graceMs` was left by a SIGKILLed server and would block us for its 10 s `stale` window.
-async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): Promise<() => Promise<void>> {
+async function takeAuditWriter(layout: SddLayout, log: Logger, clock: Clock, timers: Timers, graceMs = 1000): Promise<() => Promise<void>> {
   const lock = join(layout.runtime, 'audit-writer.lock');
-  for (;;) {
-    try {
-      return await acquireAuditWriter(layout, log, false);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-    }
-    const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
-    if (age > graceMs) break;
-    await new Promise((r) => setTimeout(r, 50));
+  const fresh = () => clock.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0) <= graceMs;
+  try {
+    return await retry(() => acquireAuditWriter(layout, log, false), {
+      timers, minMs: 50, maxMs: 50, retryable: (err) => (err as NodeJS.ErrnoException).code === 'ELOCKED' && fresh(),
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
   }
   log.warn('audit writer lock left by a dead server: taking it over');
   rmSync(lock, { recursive: true, force: true });
@@ -256,18 +260,28 @@ async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): 
 }
 
 /**
- * Test-only disk trouble (RELIABILITY.md), inert unless SVC_TEST_FAULT_FILE (store writes) or
- * SVC_TEST_AUDIT_FAULT_FILE (audit segment writes) is set: while that file
- * exists every such write fails with ENOSPC, or with the probability written in it (e.g. `0.3`).
+ * Test-only disk trouble (RELIABILITY.md), inert unless set: while the file SVC_TEST_FAULT_FILE names
+ * exists every write to `.sdd` fails with ENOSPC (or with the probability written in it, e.g. `0.3`);
+ * SVC_TEST_AUDIT_FAULT_FILE does the same for the audit segments only.
  */
-function testFaults(file: string | undefined): Faults | undefined {
-  if (!file) return undefined;
+function testFaults(layout: SddLayout, env: NodeJS.ProcessEnv): Faults | undefined {
+  const all = faultFile(env.SVC_TEST_FAULT_FILE);
+  const audit = faultFile(env.SVC_TEST_AUDIT_FAULT_FILE);
+  if (!all && !audit) return undefined;
   return {
     beforeWrite(path) {
-      if (!existsSync(file)) return;
-      const p = Number.parseFloat(readFileSync(file, 'utf8'));
-      if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
+      all?.(path);
+      if (path.startsWith(layout.auditDir + '/')) audit?.(path);
     },
+  };
+}
+
+function faultFile(file: string | undefined): ((path: string) => void) | undefined {
+  if (!file) return undefined;
+  return (path) => {
+    if (!existsSync(file)) return;
+    const p = Number.parseFloat(readFileSync(file, 'utf8'));
+    if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
   };
 }
 

@@ -1,5 +1,5 @@
-export { TaskService, type TaskDeps, type Actor, type AuditSink, type NodeHooks } from './service.ts';
-export { recoverBatches, createTask, createBatch, selfCreate, backfillRiskRecords } from './create.ts';
+export { TaskService, type TaskDeps, type Actor, type NodeHooks } from './service.ts';
+export { createTask, createBatch, selfCreate, backfillRiskRecords } from './create.ts';
 export { claimNext, claimOne, claimBatch } from './claims.ts';
 export { completeTask, finish, cancelTask } from './lifecycle.ts';
 export { reportProgress, readProgress, readSnapshots, isStalled } from './progress.ts';

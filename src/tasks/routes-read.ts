@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import { HttpError, notFound } from '../lib/http-error.ts';
 import { jsonArray, streamJson, withinBudget } from '../lib/json-stream.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';
-import { scanJsonlBackwards } from '../store/jsonl.ts';
 import { assertTaskId } from '../store/ids.ts';
 import { buildGraph, neighbors } from './graph.ts';
 import { readProgress, readSnapshots } from './progress.ts';
@@ -68,7 +67,7 @@ export function taskReadRoutes(svc: TaskService): Route[] {
         // Newest first from the end of the file, until `limit` records of the tenant or ARCHIVE_BYTES of them.
         const found: S.ArchiveRecord[] = [];
         let bytes = 0;
-        await scanJsonlBackwards<S.ArchiveRecord>(svc.deps.layout.archive, (r) => {
+        await svc.deps.store.scanJsonl<S.ArchiveRecord>(svc.deps.layout.archive, (r) => {
           if (r.tenant !== tenant) return true;
           bytes += Buffer.byteLength(JSON.stringify(r));
           if (found.length > 0 && bytes > ARCHIVE_BYTES) return false;

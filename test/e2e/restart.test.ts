@@ -37,7 +37,7 @@ T('SIGKILL of the server mid-run: the live agent is adopted and merged, the dead
   writeFakeAgentConfig(repo.dir);
   server = await startServer(repo.dir);
   const port = server.port;
-  const survivor = (await server.api('POST', '/tasks', { title: 'survives', description: fake('edit file=a.txt content=A', 'commit message=a', 'log text=a-ready', 'sleep ms=5000', 'complete') })).body;
+  const survivor = (await server.api('POST', '/tasks', { title: 'survives', description: fake('edit file=a.txt content=A', 'commit message=a', 'log text=a-ready', 'sleep ms=12000', 'complete') })).body;
   const doomed = (await server.api('POST', '/tasks', { title: 'dies', max_retries: 0, description: fake('edit file=b.txt content=B', 'commit message=b', 'edit file=b2.txt content=not committed', 'log text=b-ready', 'hang') })).body;
   const sessions = await poll('both agents ready', async () => {
     const list = (await server!.api('GET', '/agents')).body as any[];
@@ -52,7 +52,7 @@ T('SIGKILL of the server mid-run: the live agent is adopted and merged, the dead
   server = await startServer(repo.dir, { args: ['--port', String(port)] });
   assert.is(server.port, port, 'same address, so the adopted agent can still report');
 
-  const closed = await poll('survivor closed', async () => ((await server!.api('GET', `/tasks/${survivor.id}`)).body.status === 'closed' ? true : undefined));
+  const closed = await poll('survivor closed', async () => ((await server!.api('GET', `/tasks/${survivor.id}`)).body.status === 'closed' ? true : undefined), 40_000);
   assert.ok(closed);
   assert.is(repo.git('show', 'main:a.txt'), 'A');
   const dead = await poll('doomed settled', async () => {
