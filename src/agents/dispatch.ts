@@ -1,19 +1,15 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createToken } from '../auth/index.ts';
 import { hasCode } from '../lib/domain-error.ts';
 import { TASK_REFUSALS, type GateReport, type Reservation, type Task } from '../tasks/index.ts';
-import { chooseAdapter, planLaunch, type AdapterName } from './adapters.ts';
-import { envPolicy } from './env.ts';
-import { agentBranch, graveyardRef, revParse } from './git-util.ts';
-import { exitFilePath, spawnAgent } from './process.ts';
+import {
+  addWorktree, adapterSettings, agentBranch, agentEnv, buildPrompt, chooseAdapter, envPolicy, exitFilePath, graveyardRef, planLaunch, promptPath,
+  revParse, runTraceparent, sandboxWrapper, spawnAgent, takesMcp, type AdapterName, type PreviousAttempt,
+} from '../runner/index.ts';
 import { notify } from './observer.ts';
-import { agentEnv, buildPrompt, promptPath, type PreviousAttempt } from './prompt.ts';
-import { sandboxWrapper } from './sandbox.ts';
 import { writeOwner } from './session-owner.ts';
 import { newSessionId, removeSessionFiles, saveSession, type AgentContext, type Session, type SessionRecord } from './sessions.ts';
-import { runTraceparent } from './trace.ts';
-import { addWorktree } from './worktrees.ts';
 
 /** A ready queue: one (tenant, role) pair. */
 export interface QueueKey {
@@ -140,13 +136,16 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   const { rec } = s;
   const wt = await addWorktree(ctx, rec.session_id, ctx.base);
   const previous = await previousAttempt(ctx, task);
-  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl, ...(previous ? { previous } : {}) });
+  // The svc MCP server, run by the shim the sandbox lets the agent run (agents.mcp); the token stays in the environment.
+  const mcp = ctx.config.agents.mcp ? { svc: ctx.svcBinDir ? join(ctx.svcBinDir, 'svc') : 'svc', serverUrl: ctx.serverUrl } : undefined;
+  const withMcp = !!mcp && takesMcp(rec.adapter as AdapterName, adapterSettings(ctx.config.agents, rec.adapter as AdapterName));
+  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl, mcp: withMcp, ...(previous ? { previous } : {}) });
   const promptFile = promptPath(ctx.layout, rec.session_id);
   await mkdir(dirname(promptFile), { recursive: true, mode: 0o700 });
   await writeFile(promptFile, prompt, { mode: 0o600 });
   const plan = planLaunch({
     adapter: rec.adapter as AdapterName, agents: ctx.config.agents, taskModel: task.model,
-    values: { prompt_file: promptFile, prompt, task_id: task.id, session_id: rec.session_id, worktree: wt.path },
+    values: { prompt_file: promptFile, prompt, task_id: task.id, session_id: rec.session_id, worktree: wt.path }, ...(mcp ? { mcp } : {}),
   });
   rec.model = plan.model || null;
   const tok = await createToken(ctx.layout, { role: 'agent', taskId: task.id, tenant: task.tenant, label: `agent session ${rec.session_id}` }, ctx.clock);

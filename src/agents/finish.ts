@@ -1,9 +1,8 @@
 import { HttpError } from '../lib/http-error.ts';
 import { oneLine } from '../lib/one-line.ts';
 import type { Actor, Task, TaskOp } from '../tasks/index.ts';
-import { envPolicy, gateEnv } from './env.ts';
+import { envPolicy, gateEnv, sandboxWrapper } from '../runner/index.ts';
 import { runGates } from './gates.ts';
-import { sandboxWrapper } from './sandbox.ts';
 import { mergeSession, type MergeResult } from './merge.ts';
 import { notify } from './observer.ts';
 import { saveSession, type AgentContext, type Session } from './sessions.ts';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { GateConfig } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
-import { killGroup } from './process.ts';
+import { killGroup } from '../runner/index.ts';
 
 /** One gate's outcome. `output_tail` is the last bytes of its combined stdout and stderr. */
 export interface GateResult {

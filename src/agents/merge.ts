@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { oneLine } from '../lib/one-line.ts';
 import { GitError, type Git } from '../store/git-cli.ts';
-import { agentBranch, checkedOutAt, dirtyPaths, identityEnv, isAncestor, revParse } from './git-util.ts';
+import { agentBranch, checkedOutAt, dirtyPaths, identityEnv, isAncestor, revParse } from '../runner/index.ts';
 
 /** How a merge ended. `deferred` and `conflict` changed nothing; `deferred` may succeed later, `conflict` will not. */
 export type MergeResult =

@@ -3,16 +3,15 @@ import { mkdirSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Config } from '../config/index.ts';
 import type { Timers } from '../lib/timers.ts';
-import { detectAdapters } from './adapters.ts';
+import { detectAdapters, resolveSandbox, type SandboxState, currentBranch } from '../runner/index.ts';
 import { dispatchReady, type DispatchState } from './dispatch.ts';
 import { finishSession } from './finish.ts';
 import { actOnKills, adoptSessions, reapExited } from './reap.ts';
-import { resolveSandbox, type SandboxState } from './sandbox.ts';
+import { adoptRemoteDone } from './remote.ts';
 import { randomHex8, type AgentContext, type AgentDeps, type Session, type SessionRecord } from './sessions.ts';
 import { settleSessions } from './settle.ts';
 import { detectStalls } from './stall.ts';
 import { TickLoop } from './tick-loop.ts';
-import { currentBranch } from './worktrees.ts';
 
 /** What the orchestrator is built from (cli/runtime.ts passes the server's own). */
 export interface OrchestratorDeps extends AgentDeps {
@@ -119,6 +118,7 @@ class TickingOrchestrator implements Orchestrator {
     await reapExited(ctx);
     await actOnKills(ctx);
     await detectStalls(ctx);
+    await adoptRemoteDone(ctx);
     await settleSessions(ctx, (s) => this.startFinish(s));
     if (ctx.base && ctx.serverUrl) await dispatchReady(ctx, this.dstate);
     const ms = performance.now() - t0;
@@ -190,7 +190,8 @@ class TickingOrchestrator implements Orchestrator {
     watcher.on('error', (err) => this.ctx.log.warn(`watcher: ${(err as Error).message}`));
     this.closers.push(() => watcher.close());
     this.closers.push(this.deps.svc.onChange((t) => {
-      if (t.status === 'open' || (t.claimed_by_session !== null && this.ctx.sessions.has(t.claimed_by_session))) this.loop.request();
+      // Open work, our sessions' tasks, and work a cluster node finished (its branch waits for gates and merge).
+      if (t.status === 'open' || (t.claimed_by_session !== null && this.ctx.sessions.has(t.claimed_by_session)) || (t.status === 'done' && t.node_id !== null)) this.loop.request();
     }));
   }
 }

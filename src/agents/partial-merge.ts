@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.ts';
 import { oneLine } from '../lib/one-line.ts';
 import type { Git } from '../store/git-cli.ts';
 import type { SddLayout } from '../store/layout.ts';
-import { agentBranch, checkedOutAt, dirtyPaths, identityEnv, LITERAL, revParse } from './git-util.ts';
+import { agentBranch, checkedOutAt, dirtyPaths, identityEnv, LITERAL, revParse } from '../runner/index.ts';
 import { readMergeState, writeMergeState, type PartialMergeResponse } from './merge-state.ts';
 
 /** `ok`: the response body; `refused`: the user's checkout has changes to target files (409); `invalid`: bad input (422). */

@@ -8,7 +8,7 @@ import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 import type { Tasks } from '../tasks/index.ts';
 import { streamJson } from '../lib/json-stream.ts';
-import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX, LogFollowers, logResponseJson, openLogWindow, streamStart } from './logs.ts';
+import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX, LogFollowers, logResponseJson, openLogWindow, streamStart } from '../runner/index.ts';
 import type { Orchestrator } from './orchestrator.ts';
 import { AgentMetrics, compareRuns, type RunRecord } from './runs.ts';
 import { readOwner, sessionAccess } from './session-owner.ts';

@@ -9,11 +9,8 @@ import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 import type { Task, Tasks } from '../tasks/index.ts';
-import type { DetectedAdapter } from './adapters.ts';
+import { type DetectedAdapter, exitFilePath, type AgentExit, type AgentProcess, promptPath, type SandboxState } from '../runner/index.ts';
 import type { AgentObserver } from './observer.ts';
-import { exitFilePath, type AgentExit, type AgentProcess } from './process.ts';
-import { promptPath } from './prompt.ts';
-import type { SandboxState } from './sandbox.ts';
 
 /** Lifecycle of an agent process as `GET /agents` reports it. */
 export const SESSION_STATUSES = ['starting', 'running', 'exited', 'killed'] as const;

@@ -1,10 +1,9 @@
 import { revokeToken } from '../auth/index.ts';
 import { isTerminal, type Task } from '../tasks/index.ts';
-import { groupAlive, isAlive, killGroup } from './process.ts';
+import { groupAlive, isAlive, killGroup, retireSession } from '../runner/index.ts';
 import { notify } from './observer.ts';
 import { appendRun, costFromLog, type RunOutcome, type RunRecord } from './runs.ts';
 import { removeSessionFiles, type AgentContext, type Session, type SessionStatus } from './sessions.ts';
-import { retireSession } from './worktrees.ts';
 
 /** What a tick does with one session, decided from its task and its process. */
 export type SessionAction =

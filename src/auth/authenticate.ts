@@ -36,11 +36,16 @@ export interface SessionResolver {
   principal(token: string): Promise<Principal>;
 }
 
+/** Cluster credentials (src/cluster): the raw cluster secret and node JWTs → their principal; undefined for anything else; 401 for a bad node token. */
+export interface ClusterResolver {
+  principal(token: string): Promise<Principal | undefined>;
+}
+
 // Session JWTs have three dot-separated parts; svc tokens (`svc_…`) have none.
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
-/** Bearer authentication against SERVICE_AUTH_TOKEN, `.sdd/secrets/admin.token`, tokens.json and SSO sessions. */
-export function createAuthenticator(deps: { layout: SddLayout; env: AuthEnv; clock: Clock; log: Logger; sessions?: SessionResolver }): Authenticator {
+/** Bearer authentication against SERVICE_AUTH_TOKEN, `.sdd/secrets/admin.token`, cluster credentials, tokens.json and SSO sessions. */
+export function createAuthenticator(deps: { layout: SddLayout; env: AuthEnv; clock: Clock; log: Logger; sessions?: SessionResolver; cluster?: ClusterResolver }): Authenticator {
   const { layout, env, clock, log } = deps;
   if (env.disabled) {
     log.warn('AUTHENTICATION IS DISABLED (SERVICE_AUTH_DISABLED=1): every request is treated as admin. Development only.');
@@ -65,6 +70,8 @@ export function createAuthenticator(deps: { layout: SddLayout; env: AuthEnv; clo
       if (envDigest && timingSafeEqual(presented, envDigest)) return ENV_PRINCIPAL;
       const fileDigest = adminFile();
       if (fileDigest && timingSafeEqual(presented, fileDigest)) return FILE_PRINCIPAL;
+      const node = await deps.cluster?.principal(m[1]!);
+      if (node) return node;
       if (sessions && JWT_SHAPE.test(m[1]!)) return sessions.principal(m[1]!);
       const { records, digests } = tokens();
       let match: TokenRecord | undefined;

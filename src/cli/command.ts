@@ -5,6 +5,8 @@ export type Values = Record<string, string | boolean | undefined>;
 export interface RunContext {
   values: Values;
   positionals: string[];
+  /** The arguments as typed (for repeatable flags such as `svc worker --label`). */
+  rawArgs: string[];
   env: NodeJS.ProcessEnv;
   out: (text: string) => void;
 }
@@ -25,7 +27,7 @@ export function command(meta: { name: string; description: string }, args: ArgsD
         const { values, positionals } = strictArgs(all as never, rawArgs);
         const needed = Object.entries(args).filter(([, d]) => d.type === 'positional' && d.required !== false).length;
         if (positionals.length < needed) throw new UsageError(`missing argument: ${Object.entries(args).filter(([, d]) => d.type === 'positional')[positionals.length]?.[0]}`);
-        await run({ values, positionals, env: process.env, out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`) });
+        await run({ values, positionals, rawArgs, env: process.env, out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`) });
       } catch (err) {
         exitFor(err, meta.name);
       }

@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { retry } from '../lib/retry.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
-import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants } from '../auth/index.ts';
+import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants, holdsScope } from '../auth/index.ts';
 import { createSso, ssoRoutes } from '../auth/sso/index.ts';
 import { acquireAuditWriter, createBoardSource, createObservability, drainAuditInbox, listSegments, openAuditChain, tapProgress, timeStateCommits, type AuditEntry } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
@@ -21,12 +21,21 @@ import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord
 import { applyEnv, loadConfigFile } from '../config/index.ts';
 import { openSse } from '../server/index.ts';
 // --- end orchestrator ---
+// --- repo ---
+import { repoGitRoutes, type RepoAccess } from '../repo/index.ts';
+// --- end repo ---
 // --- webhooks ---
 import { appendLogLine } from '../agents/index.ts';
 import type { TrackerConfig } from '../config/index.ts';
 import { isValidId } from '../store/index.ts';
 import { createWebhooks, taskPort } from '../webhooks/index.ts';
 // --- end webhooks ---
+// --- mcp ---
+import { createMcp } from '../mcp/index.ts';
+// --- end mcp ---
+// --- cluster ---
+import { createCluster, type Cluster } from '../cluster/index.ts';
+// --- end cluster ---
 
 export interface RuntimeOptions {
   root: string;
@@ -45,6 +54,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   host: string;
   port: number;
+  /** Port of the cluster RPC, or null when it is off. */
+  grpcPort: number | null;
   tasks: Tasks;
   /** The agent sessions the orchestrator holds (they keep running when svc stops). */
   agents(): SessionRecord[];
@@ -91,13 +102,16 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
   if (domain.backfilled) log.info(`wrote the EU AI Act record of ${domain.backfilled} task(s)`);
 
+  // --- cluster: before the authenticator, which asks it about the cluster secret and node tokens ---
+  const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry });
+  // --- end cluster ---
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
   if (!authEnv.disabled && !authEnv.authToken) {
     const admin = await ensureAdminToken(layout, clock);
     if (admin.created) log.info(`created an admin token in ${admin.path} (0600); use it as 'Authorization: Bearer <token>'`);
   }
   const sso = await startSso(o, audit, (abs, text, note) => committer.touch(abs, note, text));
-  const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth'), ...(sso ? { sessions: sso.sso } : {}) });
+  const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth'), cluster: cluster.tokens, ...(sso ? { sessions: sso.sso } : {}) });
   metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files), in refs/sdd/state (state_paths), or checkpointed out of the journal (journal_bytes)', 'kind',
     () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));
   // --- observe: status, SLOs, Grafana, exports, SBOM, /dashboard/data, /events, the board page ---
@@ -122,6 +136,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   routes.push(...agentRoutes({ svc: tasks, layout, store, orchestrator, openSse }));
   routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
+  // --- repo: /repo.git for cluster nodes (fetch the base, push held agent branches) ---
+  routes.push(...repoGitRoutes({ gitdir: await commonGitDir(git), base: () => orchestrator.baseBranch(), log: log.withTag('repo'), ...repoAccess(tasks) }));
+  // --- end repo ---
   // --- webhooks ---
   // `trackers` is read from the config object the orchestrator updates when config.yaml changes.
   const webhooks = await createWebhooks({
@@ -134,11 +151,24 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   });
   routes.push(...webhooks.routes);
   // --- end webhooks ---
+  // --- mcp: tools over the task routes above (their access and task scope), progress told to the board feed ---
+  const mcp = createMcp({
+    svc: domain.service, routes, version: VERSION, log: log.withTag('mcp'), clock, newId: () => randomUUID(), publicUrl: config.auth.sso.public_url,
+    onProgress: (t, p) => observe.progressed(t.id, t.tenant, { percent: p.percent ?? null, message: p.message ?? null, ts: clock.iso() }),
+  });
+  routes.push(...mcp.routes);
+  // --- end mcp ---
+  routes.push(...cluster.routes);
   // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
   const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
   const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, tenantScope: tenants.scope, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
+  cluster.start();
+  const grpcPort = await cluster.startRpc(authenticator, config.server.host).catch(async (err: NodeJS.ErrnoException) => {
+    await server.close();
+    throw new CliError(`cluster RPC: ${err.message}`);
+  });
   const stopEdits = await commitEdits({ layout, files: [layout.config, layout.tenants], committer, log: log.withTag('state') });
   // --- orchestrator (agents domain) ---
   const ownHost = ['0.0.0.0', '::', ''].includes(addr.host) ? '127.0.0.1' : addr.host.includes(':') ? `[${addr.host}]` : addr.host;
@@ -156,6 +186,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   return {
     host: addr.host,
     port: addr.port,
+    grpcPort,
     tasks,
     agents: () => orchestrator.sessions(),
     async stop() {
@@ -164,7 +195,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       // --- orchestrator (agents domain) ---
       await orchestrator.stop();
       // --- end orchestrator ---
+      await mcp.close();
       await server.close();
+      await cluster.stop();
       // --- webhooks ---
       await webhooks.close();
       // --- end webhooks ---
@@ -179,6 +212,16 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await releaseAudit();
     },
   };
+}
+
+// The cluster (registry, node tokens); a bad SERVICE_CLUSTER_SECRET or secret file stops the start with its reason.
+async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createCluster>[0], 'store' | 'tasks' | 'installNodeHooks' | 'audit' | 'registry'>): Promise<Cluster> {
+  try {
+    return await createCluster({ ...d, layout: o.layout, clock: systemClock, log: o.log.withTag('cluster'), config: o.config.cluster, secret: o.env.SERVICE_CLUSTER_SECRET || undefined });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code) throw err;
+    throw new CliError(`cluster: ${(err as Error).message}`);
+  }
 }
 
 // SSO from auth.sso: the OIDC client secret from the variable client_secret_env names, SAML IdP metadata from its file.
@@ -268,4 +311,15 @@ function checkAdminToken(token: string | undefined): void {
 
 function truthy(v: string | undefined): boolean {
   return ['1', 'true', 'yes', 'on'].includes((v ?? '').trim().toLowerCase());
+}
+
+// Who is a node (a node token names it), who may fetch the code (nodes, the cluster secret, admins), and
+// which sessions a node holds: its claimed and in-progress tasks.
+function repoAccess(tasks: Tasks): RepoAccess {
+  return {
+    nodeOf: (p) => p.nodeId ?? null,
+    mayFetch: (p) => holdsScope(p, 'node:heartbeat'),
+    heldSessions: (node) => new Set(tasks.list({ status: ['claimed', 'in_progress'] })
+      .filter((t) => t.node_id === node && t.claimed_by_session !== null).map((t) => t.claimed_by_session!)),
+  };
 }

@@ -19,6 +19,7 @@ const ARGS = {
   'batch-size': { type: 'string', valueHint: 'n', description: 'Tasks started per tick at most (default 3)' },
   orchestrator: { type: 'boolean', description: 'Run the orchestrator (--no-orchestrator: serve the API only)' },
   'log-json': { type: 'boolean', description: 'Log one JSON object per line' },
+  'grpc-port': { type: 'string', valueHint: 'port', description: 'Serve the cluster RPC on this port (0 = any free port; default: off, or cluster.grpc.port)' },
 } as const;
 
 // config.yaml (absent: defaults), then the environment, then the flags.
@@ -36,6 +37,7 @@ function configure(layout: SddLayout, values: Values, env: NodeJS.ProcessEnv): C
   config.orchestrator.tick_ms = intArg('tick-ms', values['tick-ms'], 10, 3_600_000) ?? config.orchestrator.tick_ms;
   config.orchestrator.batch_size = intArg('batch-size', values['batch-size'], 1, 10_000) ?? config.orchestrator.batch_size;
   if (values.orchestrator === false) config.orchestrator.enabled = false;
+  config.cluster.grpc.port = intArg('grpc-port', values['grpc-port'], 0, 65535) ?? config.cluster.grpc.port;
   return config;
 }
 
@@ -95,7 +97,7 @@ export const upCommand = (name: string) =>
       if (err.code === 'EADDRINUSE') throw new CliError(`port ${config.server.port} is in use; use --port`);
       throw err;
     });
-    writeFileSync(layout.serverInfo, JSON.stringify({ pid: process.pid, host: runtime.host, port: runtime.port, started_at: new Date().toISOString() }) + '\n');
+    writeFileSync(layout.serverInfo, JSON.stringify({ pid: process.pid, host: runtime.host, port: runtime.port, ...(runtime.grpcPort === null ? {} : { grpc_port: runtime.grpcPort }), started_at: new Date().toISOString() }) + '\n');
     log.success(`svc listening on http://${runtime.host}:${runtime.port} for ${root}`);
     await untilSignal(runtime, log, release);
     process.exit(0);

@@ -81,6 +81,22 @@ const TrackerConfig = Type.Object(
 );
 export type TrackerConfig = Static<typeof TrackerConfig>;
 
+// Worker nodes (docs/cluster.md): the registry, node tokens and the optional gRPC port.
+const ClusterConfig = Type.Object(
+  {
+    node_timeout_s: Type.Integer({ minimum: 1, maximum: 86_400, default: 60, ...d('A node whose last heartbeat is this old is marked offline (its claimed tasks stay claimed)') }),
+    staleness_check_s: Type.Integer({ minimum: 1, maximum: 3600, default: 15, ...d('How often the server looks for nodes that stopped heartbeating') }),
+    token_expiry_hours: Type.Number({ exclusiveMinimum: 0, maximum: 8760, default: 24, ...d('Lifetime of the node token a registration answers with') }),
+    grpc: Type.Object({
+      port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, ...d('Serve the cluster RPC on this port (0: any free port); unset: no RPC server') })),
+      host: Type.Optional(Type.String({ minLength: 1, ...d('Address of the RPC server; default: server.host') })),
+      cert: Type.Optional(Type.String({ minLength: 1, ...d('TLS certificate (PEM file, relative to the repository); with key, the RPC port speaks TLS') })),
+      key: Type.Optional(Type.String({ minLength: 1, ...d('TLS private key (PEM file, relative to the repository)') })),
+    }, { default: {}, ...d('The cluster RPC (proto/svc/cluster/v1/cluster.proto), off unless a port is given') }),
+  },
+  { default: {}, ...d('Worker nodes: registry, heartbeats, node tokens (docs/cluster.md)') },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -135,6 +151,7 @@ export const ConfigSchema = Type.Object(
         sandbox_writable: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Extra folders agents may write inside the sandbox (~ is the home folder)' }),
         env_passthrough: Type.Array(Type.String({ minLength: 1 }), { default: DEFAULT_ENV_PASSTHROUGH, description: 'Variables agents and gates get besides PATH, HOME and locale (a trailing * is a prefix)' }),
         secret_env: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Variables never passed to agents or gates' }),
+        mcp: Type.Boolean({ default: true, description: 'Give agents the svc MCP server, scoped to their task\'s token, where their CLI takes one: claude (--mcp-config), codex (-c mcp_servers.svc…), a command template naming {mcp_config} (docs/mcp.md)' }),
       },
       { default: {}, additionalProperties: AdapterConfig },
     ),
@@ -169,6 +186,7 @@ export const ConfigSchema = Type.Object(
     // `hipaa` switches on HIPAA mode for `svc compliance check` (docs/compliance.md).
     compliance: Type.String({ default: 'standard', description: 'Compliance mode: standard or hipaa' }),
     trackers: Type.Object({}, { default: {}, additionalProperties: TrackerConfig }),
+    cluster: ClusterConfig,
   },
   { default: {}, additionalProperties: true },
 );

@@ -6,18 +6,22 @@ export type Access = 'public' | 'hmac' | 'read' | 'task' | 'operate' | 'admin';
 
 /**
  * What a task-scoped token (an agent's) may do on a route: `own` = the route's `task_id` is its task,
- * `parent` = it creates a subtask of its task, `session` = it reads its own session (the handler checks
- * the last two). A route without one refuses task-scoped tokens.
+ * `parent` = it creates a subtask of its task, `session` = it reads its own session, `mcp` = the MCP
+ * endpoint, whose every tool checks the scope of the operation it mirrors (the handler checks the last
+ * three). A route without one refuses task-scoped tokens.
  */
-export type TaskScope = 'own' | 'parent' | 'session';
+export type TaskScope = 'own' | 'parent' | 'session' | 'mcp';
 
 /** Token roles of DECISIONS.md (Access). */
 export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
 
+/** Scopes of cluster node tokens (INTERFACE.md Authentication 8); an admin token holds all of them. */
+export type NodeScope = 'node:register' | 'node:heartbeat' | 'node:admin';
+
 /** The authenticated caller of a request. */
 export interface Principal {
   /** How the caller proved itself. */
-  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac' | 'session';
+  kind: 'token' | 'env' | 'admin-file' | 'disabled' | 'anonymous' | 'hmac' | 'session' | 'node' | 'cluster-secret';
   role: Role;
   /** Tenant the credential is bound to; null = may name any tenant. */
   tenant: string | null;
@@ -27,12 +31,18 @@ export interface Principal {
   taskId?: string;
   /** Set on SSO sign-in sessions (the actor is then the user id). */
   sid?: string;
+  /** Cluster scopes of a node token or the cluster secret (other principals: admin holds all, the rest none). */
+  scopes?: readonly NodeScope[];
+  /** The node a node token speaks for. */
+  nodeId?: string;
 }
 
 /** Who acts and in which tenant. */
 export interface Actor {
   actor: string;
   tenant: string;
+  /** A cluster node acting with its token: its claims record it, its writes are fenced to the tasks it holds. */
+  node?: string;
 }
 
 /** What a handler sees. Params, query and body are already validated (and query values converted). */
@@ -93,6 +103,10 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   access: Access;
   /** Whether and how a token scoped to one task may call this route (absent: 403 for such tokens). */
   taskScope?: TaskScope;
+  /** The `WWW-Authenticate` value of this route's 401 answers (RFC 6750: MCP clients find the resource metadata there). */
+  challenge?: (req: IncomingMessage) => string;
+  /** The cluster scope the caller must hold (node tokens, the cluster secret, admin tokens); 403 without it. */
+  nodeScope?: NodeScope;
   params?: P;
   query?: Q;
   body?: B;

@@ -1,20 +1,15 @@
 // The HMAC-chained audit log: one JSONL segment per UTC day, one chain across all of them.
-import { createHmac } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import canonicalizeCjs from 'canonicalize';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { readTail } from '../store/jsonl.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { AuditEntry, AuditSealer } from '../store/types.ts';
+import { GENESIS_PREV, recordHmac } from './audit-hash.ts';
 import { loadAuditKey } from './audit-key.ts';
 
-// canonicalize is CommonJS with an `export default` typing; at run time the default import is the function.
-const canonicalize = canonicalizeCjs as unknown as (v: unknown) => string | undefined;
-
-/** `prev` of the first record of the chain. */
-export const GENESIS_PREV = '0'.repeat(64);
+export { GENESIS_PREV } from './audit-hash.ts';
 /** Segment file names: `<YYYY-MM-DD>.jsonl`; they sort in chain order. */
 export const SEGMENT_PATTERN = /^\d{4}-\d{2}-\d{2}\.jsonl$/;
 
@@ -38,8 +33,7 @@ export interface AuditTail {
 }
 /** HMAC-SHA256(key, prev + RFC 8785 JSON of the record without hmac), lowercase hex. */
 export function auditHmac(key: Uint8Array, rec: Omit<AuditRecord, 'hmac'>): string {
-  const { hmac: _drop, ...rest } = rec as AuditRecord;
-  return createHmac('sha256', key).update(rec.prev + (canonicalize(rest) ?? '')).digest('hex');
+  return recordHmac(key, rec);
 }
 
 /** The signed record that follows `tail` (pure). Details go through JSON so what is hashed is what is stored. */

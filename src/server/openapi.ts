@@ -120,7 +120,7 @@ export function buildOpenApi(routes: readonly Route[], info: { title: string; ve
     (paths[path] ??= {})[r.method.toLowerCase()] = {
       operationId: r.operationId, summary: r.summary, tags: r.tags,
       // Who may call it (DECISIONS.md Access) and what a task-scoped agent token may do with it.
-      'x-svc-access': r.access, ...(r.taskScope ? { 'x-svc-task-scope': r.taskScope } : {}),
+      'x-svc-access': r.access, ...(r.taskScope ? { 'x-svc-task-scope': r.taskScope } : {}), ...(r.nodeScope ? { 'x-svc-node-scope': r.nodeScope } : {}),
       ...(params.length ? { parameters: params } : {}), ...(body ? { requestBody: body } : {}), responses: responses(r),
     };
   }

@@ -135,7 +135,7 @@ async function identify(route: Route, req: IncomingMessage, auth: Authenticator)
 
 /** Who a client is for limits: its token, else its address. */
 function clientKey(principal: Principal | undefined, ip: string): string {
-  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file' || principal.kind === 'session');
+  const byToken = principal && (principal.kind === 'token' || principal.kind === 'env' || principal.kind === 'admin-file' || principal.kind === 'session' || principal.kind === 'node');
   return byToken ? `actor:${principal.actor}` : `ip:${ip}`;
 }
 
@@ -191,7 +191,7 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       if (!who.principal) throw who.error;
       const principal = who.principal;
       const rawParams = p.params(path);
-      const denied = accessDenied(principal, route.access, rawParams, route.taskScope);
+      const denied = accessDenied(principal, route.access, rawParams, route.taskScope, route.nodeScope);
       if (denied) throw denied;
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
       const rawQuery = req.query ?? {};
@@ -208,9 +208,15 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       const result = await route.handler(withWho({ req, res, params, query, body, principal, requestId, ip, ...(raw ? { raw } : {}) }, resolve));
       answer(res, result, p.status);
     } catch (err) {
-      fail(res, err, deps.log, `[${requestId}] ${req.method} ${path}`);
+      fail(res, challenged(route, req, err), deps.log, `[${requestId}] ${req.method} ${path}`);
     }
   };
+}
+
+// A 401 of a route that names its challenge carries it in WWW-Authenticate.
+function challenged(route: Route, req: IncomingMessage, err: unknown): unknown {
+  if (!route.challenge || !(err instanceof HttpError) || err.status !== 401) return err;
+  return new HttpError(401, err.detail, err.extra, { ...err.headers, 'www-authenticate': route.challenge(req) });
 }
 
 // Turn a handler's return value into the response (RAW or an already-started response: leave it).

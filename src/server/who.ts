@@ -18,7 +18,7 @@ export function resolveWho(scope: TenantScope, principal: Principal, req: Incomi
   const named = bodyTenant?.trim().toLowerCase() || undefined;
   const tenant = scope(principal.tenant, typeof header === 'string' ? header : undefined, q ?? named);
   if (named !== undefined && named !== tenant) throw unprocessable(`body names tenant '${named}' but the request acts in '${tenant}'`);
-  return { actor: principal.actor, tenant };
+  return { actor: principal.actor, tenant, ...(principal.nodeId ? { node: principal.nodeId } : {}) };
 }
 
 /** A handler's context with `who` resolved on first use and kept. */

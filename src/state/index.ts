@@ -1,2 +1,1 @@
 export { stateGitRoutes } from './routes.ts';
-export { advertise, uploadPack, protocolOf, pktLine, type UploadPackOptions } from './upload-pack.ts';

@@ -4,7 +4,7 @@ import { forbidden } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';
 import type { StateMirror } from '../store/mirror.ts';
-import { advertise, uploadPack } from './upload-pack.ts';
+import { advertise, uploadPack } from '../smart-http/index.ts';
 
 const READ_ONLY = '/state.git is read-only: git-receive-pack (push) is refused';
 const SERVICE = Type.Object({ service: Type.Optional(Type.String({ maxLength: 64 })) });

@@ -1,3 +1,5 @@
+import { conflict, notFound } from '../lib/http-error.ts';
+import { isValidId } from '../store/ids.ts';
 import { hasCode } from '../lib/domain-error.ts';
 import { retry } from '../lib/retry.ts';
 import { ClaimBlocked, NoOpenTask, TASK_REFUSALS } from './errors.ts';
@@ -14,6 +16,9 @@ export interface NextOptions {
 /** Claim the best open task of a role (priority, then age); waits up to `wait_s` for one to appear. */
 export async function claimNext(svc: TaskService, role: string, opts: NextOptions, who: Actor, signal?: AbortSignal): Promise<Task> {
   svc.assertAccepting();
+  // A cordoned or draining node gets no new work: the same 404 as an empty queue, with the reason.
+  const refusal = who.node === undefined ? null : svc.nodes?.claimRefusal(who.node);
+  if (refusal) throw notFound(refusal);
   // The deadline on the clock the wait runs on, so manual timers move both.
   const deadline = svc.timers.now() + (opts.wait_s ?? 0) * 1000;
   for (;;) {
@@ -54,7 +59,9 @@ async function tryClaimNext(svc: TaskService, role: string, opts: NextOptions, w
 /** Claim one task by id with compare-and-set: VersionConflict, TransitionRefused or ClaimBlocked when it cannot be. */
 export async function claimOne(svc: TaskService, id: string, opts: { claimed_by_session?: string; expectedVersion?: number; agent_id?: string; node_id?: string; branch?: string }, who: Actor): Promise<Task> {
   svc.assertAccepting();
-  const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? null, branch: opts.branch ?? null };
+  const refusal = who.node === undefined ? null : svc.nodes?.claimRefusal(who.node);
+  if (refusal) throw conflict(refusal);
+  const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? who.node ?? null, branch: opts.branch ?? nodeBranch(who, opts.claimed_by_session) };
   return svc.apply(id, 'claim', input, who, {
     expectedVersion: opts.expectedVersion,
     check: (cur) => {
@@ -120,4 +127,9 @@ function readyOrTimeout(svc: TaskService, role: string, tenant: string, ms: numb
     const off = svc.onChange((t) => { if (t.status === 'open' && t.role === role && t.tenant === tenant) done(); else if (t.status === 'done' || t.status === 'closed') done(); });
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+// A node's session works on agent/<sid> and the server merges it: its dependents wait for the merge (closed), not for done.
+function nodeBranch(who: Actor, sid: string | undefined): string | null {
+  return who.node !== undefined && isValidId(sid) ? `agent/${sid}` : null;
 }

@@ -1,4 +1,5 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { classifyTask } from '../compliance/index.ts';
 import { notFound, unprocessable } from '../lib/http-error.ts';
 import { RecordExists } from '../store/types.ts';
@@ -74,7 +75,11 @@ async function persist(svc: TaskService, task: Task, who: Actor): Promise<void> 
 
 /** Write the EU AI Act record of every task on the board that has none (at start); returns how many were written. */
 export async function backfillRiskRecords(svc: TaskService): Promise<number> {
-  const have = new Set((await readdir(svc.deps.layout.euAiActDir).catch(() => [] as string[])).map((f) => f.slice(0, -5)));
+  const dir = svc.deps.layout.euAiActDir;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  // Temp files of a server SIGKILLed mid-write; we hold the server lock, so they are dead.
+  await Promise.all(names.filter((f) => f.endsWith('.tmp')).map((f) => rm(join(dir, f), { force: true })));
+  const have = new Set(names.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
   const missing = svc.board.all().filter((t) => !have.has(t.id));
   // 64 at a time, so an old board's records share journal datasyncs instead of paying one each.
   for (let i = 0; i < missing.length; i += 64) {

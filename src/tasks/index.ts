@@ -2,7 +2,7 @@
 // tests and tools that build a board by hand.
 export type { Tasks, TaskFilter, ClaimOptions, Reservation } from './api.ts';
 export { openTasks, type TasksDomain } from './open.ts';
-export { TaskService, type TaskDeps, type Actor, type ApplyOptions, type PatchFields } from './service.ts';
+export { TaskService, type TaskDeps, type Actor, type ApplyOptions, type PatchFields, type NodeHooks } from './service.ts';
 export { createTask, createBatch, selfCreate, backfillRiskRecords } from './create.ts';
 export { claimNext, claimOne, claimBatch } from './claims.ts';
 export { completeTask, finish, cancelTask } from './lifecycle.ts';

@@ -14,7 +14,10 @@ import type { Actor, TaskService } from './service.ts';
  */
 export async function completeTask(svc: TaskService, id: string, body: { result_summary: string; payload?: Record<string, unknown> }, who: Actor): Promise<Task> {
   const verdict = classifyCompletion(body);
-  const open = svc.visible(id, who.tenant).status === 'open';
+  const current = svc.visible(id, who.tenant);
+  // A node's late report on a task stolen from it is refused before its content is judged.
+  svc.fence(current, who);
+  const open = current.status === 'open';
   if (verdict.kind === 'empty') {
     if (open) throw unprocessable('completion missing summary: result_summary is empty');
     const task = await finish(svc, id, 'fail_summary', { reason: 'completion missing summary' }, who);

@@ -14,6 +14,7 @@ const runIdOf = (t: Task): string | null => runId(t);
  */
 export async function reportProgress(svc: TaskService, id: string, body: TaskProgressRequest, who: Actor): Promise<Task> {
   const task = svc.visible(id, who.tenant);
+  svc.fence(task, who);
   const file = svc.deps.layout.progress(id);
   const note = changeNote('progress', task, who);
   const lines = (t: Task) => progressLines(svc.deps.clock.iso(), runIdOf(t), body).map((value) => ({ abs: file, value, note }));

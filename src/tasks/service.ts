@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
+import { conflict } from '../lib/http-error.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
@@ -46,6 +47,14 @@ export interface TaskDeps {
 export type { Actor } from '../lib/route.ts';
 export { changeNote } from './notes.ts';
 
+/** The cluster's say over what nodes do with tasks (installed by src/cluster). */
+export interface NodeHooks {
+  /** Why this node may not claim now (cordoned, draining, not registered), or null. */
+  claimRefusal(nodeId: string): string | null;
+  /** A write from a node on a task it no longer holds was refused. */
+  fenced(taskId: string, nodeId: string): void;
+}
+
 type Listener = (task: Task) => void;
 
 /** Fields `patch` may change. */
@@ -81,6 +90,8 @@ export interface ApplyOptions {
 export class TaskService implements Tasks {
   readonly board = new Board();
   draining = false;
+  /** Set by the cluster when it runs; without it node tokens claim and write like any agent. */
+  nodes: NodeHooks | null = null;
   private listeners = new Set<Listener>();
   // Creations between the quota/title check and the board (per tenant), so concurrent requests see each other.
   private inflight = new Map<string, { count: number; titles: Map<string, number> }>();
@@ -151,6 +162,13 @@ export class TaskService implements Tasks {
     return t;
   }
 
+  /** Lease fencing: 409 when a node acts on a task that is no longer its own (stolen, re-claimed). */
+  fence(task: Task, who: Actor): void {
+    if (who.node === undefined || task.node_id === who.node) return;
+    this.nodes?.fenced(task.id, who.node);
+    throw conflict(`Task '${task.id}' is no longer held by node '${who.node}'`);
+  }
+
   /** Refuse creations and claims while draining. */
   assertAccepting(): void {
     if (this.draining) throw new Draining();
@@ -168,6 +186,7 @@ export class TaskService implements Tasks {
       (cur) => {
         // The tenant was checked by visible() above and never changes: the current record needs no second look.
         if (opts.heldBy !== undefined && cur.claimed_by_session !== opts.heldBy) throw new TaskReassigned(id, opts.heldBy, cur.claimed_by_session);
+        if (op !== 'claim') this.fence(cur, who);
         opts.check?.(cur);
         from = cur.status;
         return transition(upgrade(cur), op, input as never, this.deps.clock.iso());

@@ -60,7 +60,7 @@ T('a restarted server serves the same board: claims, queue order and dependencie
   await a.verb(dep.id, 'complete', { result_summary: 'after restart' });
   assert.is((await a.s.api('GET', '/tasks/next/restart')).body.id, waiting.id);
   await flush();
-  assert.match(a.repo.git('log', 'refs/sdd/state', '--format=%s', '-n', '3'), `complete "${dep.title}" (${dep.id})`);
+  assert.match(a.repo.git('log', 'refs/sdd/state', '--format=%s'), `complete "${dep.title}" (${dep.id})`);
 });
 
 T('transitions appear in .sdd/audit/<date>.jsonl; svc audit verify passes, then names the tampered line', async () => {

@@ -53,7 +53,7 @@ T('SIGKILL of the server mid-run: the live agent is adopted and merged, the dead
   server = await startServer(repo.dir, { args: ['--port', String(port)] });
   assert.is(server.port, port, 'same address, so the adopted agent can still report');
 
-  const closed = await poll('survivor closed', async () => ((await server!.api('GET', `/tasks/${survivor.id}`)).body.status === 'closed' ? true : undefined));
+  const closed = await poll('survivor closed', async () => ((await server!.api('GET', `/tasks/${survivor.id}`)).body.status === 'closed' ? true : undefined), 40_000);
   assert.ok(closed);
   assert.is(repo.git('show', 'main:a.txt'), 'A');
   const dead = await poll('doomed settled', async () => {

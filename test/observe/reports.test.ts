@@ -1,8 +1,7 @@
 // The bodies of /status, /dashboard/data and /slo, the export rows and the run's trace context, as plain values.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runTraceparent, traceIdOf } from '../../src/agents/trace.ts';
-import { agentEnv } from '../../src/agents/prompt.ts';
+import { agentEnv, runTraceparent, traceIdOf } from '../../src/runner/index.ts';
 import { csvRow } from '../../src/lib/csv.ts';
 import { buildDashboard, liveCosts } from '../../src/observe/dashboard.ts';
 import { agentRows, selectTasks } from '../../src/observe/export.ts';

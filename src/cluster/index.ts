@@ -1,0 +1,15 @@
+export * from './schema.ts';
+export { SETTING_TABLE, statusOf, sameNode, registered, heartbeat, operate, staleIds, claimRefusal, DEFAULT_CAPACITY, type NodeEntry, type Setting, type OperatorEvent } from './registry.ts';
+export { clusterFiles, nodeRecord, registryFile, loadedEntries, clusterStatus, countByStatus, type RegistryFile, type PersistedNode } from './view.ts';
+export { loadClusterSecret, secretPath, MIN_SECRET_LENGTH, type ClusterSecret } from './secret.ts';
+export { createNodeTokens, isScopeList, NODE_SCOPES, NODE_DEFAULT_SCOPES, type NodeTokens, type IssuedToken } from './tokens.ts';
+export { ClusterService, type ClusterAudit, type ClusterServiceDeps } from './service.ts';
+export { clusterTasks, type ClusterTasks, type HeldTask } from './tasks.ts';
+export { clusterMetrics, type ClusterMetrics } from './metrics.ts';
+export { nodeRoutes } from './routes.ts';
+export { gossipRoute, revokeRoute, stealRoute } from './routes-ops.ts';
+export { planSteal, pickTasks, STEAL_LIMITS, type StealNode, type PlannedMove, type StealLimits } from './steal.ts';
+export { createStealer } from './stealer.ts';
+export { createCluster, type Cluster, type ClusterSetupDeps } from './setup.ts';
+export { GENESIS, entryHash, signReceipt, signatureValid, judge, forkRecord, verifyJournal, type JournalLine, type JournalVerdict, type ChainState } from './receipts.ts';
+export { ClaimJournal, type GossipAnswer } from './journal.ts';
