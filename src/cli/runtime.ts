@@ -110,7 +110,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     const admin = await ensureAdminToken(layout, clock);
     if (admin.created) log.info(`created an admin token in ${admin.path} (0600); use it as 'Authorization: Bearer <token>'`);
   }
-  const sso = await startSso(o, audit, (abs, text, note) => committer.touch(abs, note, text));
+  const sso = await startSso(o, audit, (abs, _text, note) => committer.touch(abs, note));
   const authenticator = createAuthenticator({ layout, env: authEnv, clock, log: log.withTag('auth'), cluster: cluster.tokens, ...(sso ? { sessions: sso.sso } : {}) });
   metrics.gauge('svc_store_backlog', 'Acknowledged writes not yet on their file (files), in refs/sdd/state (state_paths), or checkpointed out of the journal (journal_bytes)', 'kind',
     () => ({ files: store.backlog, state_paths: committer.pending, journal_bytes: store.journalBytes }));

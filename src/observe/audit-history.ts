@@ -4,9 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Git } from '../store/git-cli.ts';
-import { commonGitDir, createObjectStore } from '../store/git-objects.ts';
 import type { SddLayout } from '../store/layout.ts';
-import { STATE_REF } from '../store/index.ts';
+import { createBlobReader, STATE_REF, type BlobReader } from '../store/index.ts';
 
 /** A committed record that differs now (or in a later commit), or is gone. */
 export interface AuditRewrite {
@@ -127,21 +126,32 @@ export interface AuditHistoryResult {
 export async function verifyAuditHistory(deps: { git: Git; layout: SddLayout }, opts: { workingFiles?: boolean } = {}): Promise<AuditHistoryResult> {
   const history = await segmentVersions(deps.git);
   if (!history) return { checked: false, segments: 0, versions: 0 };
-  const objects = createObjectStore(await commonGitDir(deps.git));
-  let versions = 0;
-  for (const name of [...history.keys()].sort()) {
-    const walk = new SegmentHistory(name);
-    for (const v of history.get(name)!) {
-      versions++;
-      walk.add(v.commit, v.oid ? await objects.readBlob(v.oid) : null);
-      if (walk.broken) return { checked: true, segments: history.size, versions, firstRewritten: walk.broken };
+  const blobs = createBlobReader(deps.git.root);
+  try {
+    let versions = 0;
+    for (const name of [...history.keys()].sort()) {
+      const walk = new SegmentHistory(name);
+      for (const v of history.get(name)!) {
+        versions++;
+        walk.add(v.commit, v.oid ? await readBlob(blobs, v.oid) : null);
+        if (walk.broken) return { checked: true, segments: history.size, versions, firstRewritten: walk.broken };
+      }
+      if (opts.workingFiles === false) continue;
+      const current = await readFile(join(deps.layout.auditDir, name)).catch(() => null);
+      const broken = walk.finish(current);
+      if (broken) return { checked: true, segments: history.size, versions, firstRewritten: broken };
     }
-    if (opts.workingFiles === false) continue;
-    const current = await readFile(join(deps.layout.auditDir, name)).catch(() => null);
-    const broken = walk.finish(current);
-    if (broken) return { checked: true, segments: history.size, versions, firstRewritten: broken };
+    return { checked: true, segments: history.size, versions };
+  } finally {
+    blobs.close();
   }
-  return { checked: true, segments: history.size, versions };
+}
+
+// A blob the ref's history names: missing means a broken repository, not an empty segment.
+async function readBlob(blobs: BlobReader, oid: string): Promise<Buffer> {
+  const data = await blobs.read(oid);
+  if (!data) throw new Error(`git: blob ${oid} of ${STATE_REF} is missing`);
+  return data;
 }
 
 /** One line for people: `.sdd/audit/<file> line 7 (seq 42) differs in the working file from commit abc… that first held it`. */
@@ -154,11 +164,15 @@ export function formatRewrite(r: AuditRewrite): string {
 export async function segmentsAtTip(git: Git): Promise<{ name: string; text: string }[]> {
   const r = await git.run(['ls-tree', '-z', STATE_REF, '--', '.sdd/audit/'], { allowFail: true });
   if (r.code !== 0) return [];
-  const objects = createObjectStore(await commonGitDir(git));
+  const blobs = createBlobReader(git.root);
   const out: { name: string; text: string }[] = [];
-  for (const entry of r.stdout.split('\0')) {
-    const m = /^\d+ blob ([0-9a-f]+)\t\.sdd\/audit\/(\d{4}-\d{2}-\d{2}\.jsonl)$/.exec(entry);
-    if (m) out.push({ name: m[2]!, text: Buffer.from(await objects.readBlob(m[1]!)).toString('utf8') });
+  try {
+    for (const entry of r.stdout.split('\0')) {
+      const m = /^\d+ blob ([0-9a-f]+)\t\.sdd\/audit\/(\d{4}-\d{2}-\d{2}\.jsonl)$/.exec(entry);
+      if (m) out.push({ name: m[2]!, text: (await readBlob(blobs, m[1]!)).toString('utf8') });
+    }
+  } finally {
+    blobs.close();
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
 }

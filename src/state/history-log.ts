@@ -3,7 +3,7 @@
 // same history), else from the commit's only `Svc-Actor:` trailer.
 import type { Git } from '../store/git-cli.ts';
 import { shardedRel } from '../store/layout.ts';
-import type { BlobReader } from './blobs.ts';
+import type { BlobReader } from '../store/index.ts';
 import { describeChange, isoSeconds, parseTask, titleOf, type AuditFact, type HistoryRow } from './board-diff.ts';
 
 interface Ctx {

@@ -2,7 +2,7 @@
 import { createGit, type Git } from '../store/git-cli.ts';
 import { ID_PATTERN } from '../store/ids.ts';
 import { shardedRel, STATE_REF } from '../store/layout.ts';
-import { createBlobReader, type BlobReader } from './blobs.ts';
+import { createBlobReader, type BlobReader } from '../store/index.ts';
 import { diffBoards, isoSeconds, parseTask, type BoardDiff, type HistoryRow, type TaskDoc } from './board-diff.ts';
 import { historyRows } from './history-log.ts';
 

@@ -37,11 +37,13 @@ export interface RecoverResult {
 
 /** Turns dirty files under `.sdd` into commits on refs/sdd/state. */
 export interface StateCommitter {
+  /** Mark a path (absolute, under `.sdd`) changed, with an optional note for the message; the commit reads it. */
+  touch(abs: string, note?: Note): void;
   /**
-   * Mark a path (absolute, under `.sdd`) changed, with an optional note for the message. `text` is its
-   * new content (null: deleted) when the caller knows it; without it the commit reads the file.
+   * A writer that writes files behind (the owned store's publisher) gives what it still holds for a path
+   * (null: deleted); a commit asks it first and reads the file only when it holds nothing.
    */
-  touch(abs: string, note?: Note, text?: string | null): void;
+  readThrough(pending: (abs: string) => string | null | undefined): void;
   /** Commit everything dirty now (no-op when clean). Serialised: concurrent calls share one commit. */
   flush(): Promise<CommitResult | null>;
   /**

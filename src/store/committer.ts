@@ -3,7 +3,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Git } from './git-cli.ts';
 import { isCommitted, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { recoverMessage } from './message.ts';
-import { diffState, listCommitted, scanSdd } from './recover.ts';
+import { diffState, listCommitted, markCleanStop, readCleanStop, scanSdd, type RefBlob } from './recover.ts';
 import { createStateWriter, type Batch } from './state-writer.ts';
 import type { CommitResult, Note, RecoverOptions, RecoverResult, StartReport, StateCommitter } from './types.ts';
 
@@ -29,10 +29,10 @@ const REPACK_EVERY_COMMITS = 32;
 /** The group committer of `.sdd` into refs/sdd/state. Creating it does no IO; call `recover()` then `start()`. */
 export function createCommitter(opts: CommitterOptions): StateCommitter {
   const { layout, git, log, intervalMs, gcEveryCommits } = opts;
-  const writer = createStateWriter(opts);
+  // A writer that writes files behind (the owned store) says what it still holds: commits read through it.
+  let pending: ((abs: string) => string | null | undefined) | undefined;
+  const writer = createStateWriter({ ...opts, pending: (abs) => pending?.(abs) });
   let dirty = new Set<string>();
-  // The new content of dirty paths whose writer told it (the file may still be being written behind).
-  let texts = new Map<string, string | null>();
   let notes: Note[] = [];
   let chain: Promise<unknown> = Promise.resolve();
   let queued: Promise<CommitResult | null> | null = null;
@@ -40,6 +40,8 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   let started = false;
   let commits = 0;
   let gc: Promise<void> | null = null;
+  // This committer compared every file with the ref at start, so a clean stop may vouch for the tree.
+  let recovered = false;
 
   // Every commit runs here, one at a time: the in-memory tree has one writer.
   const enqueue = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -54,29 +56,23 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
       commits++;
       opts.onCommit?.(result);
     }
-    // In the commit queue: the in-memory tree must not read a pack that repack is deleting.
-    if (result && commits % REPACK_EVERY_COMMITS === 0) void enqueue(() => repack(git, log).finally(() => writer.resetCache()));
+    if (result && commits % REPACK_EVERY_COMMITS === 0) void enqueue(() => repack(git, log));
     if (result && gcEveryCommits > 0 && commits % gcEveryCommits === 0 && !gc) {
-      gc = runGc(git, log).finally(() => {
-        writer.resetCache();
-        gc = null;
-      });
+      gc = runGc(git, log).finally(() => { gc = null; });
     }
     return result;
   };
 
-  // Take the dirty set; on failure put it back so nothing is lost.
+  // Take the dirty set; on failure put it back so nothing is lost. The batch holds paths only: each
+  // path's content is read as the commit streams it (state-writer.ts), so a large backlog costs no memory.
   const commitDirty = async (): Promise<CommitResult | null> => {
     if (!dirty.size) return null;
-    const batch = { paths: [...dirty].sort(), notes, texts };
+    const batch = { paths: [...dirty].sort(), notes };
     dirty = new Set();
-    texts = new Map();
     notes = [];
     try {
       return await runBatch(batch);
     } catch (err) {
-      // A path touched again meanwhile has newer news than the batch.
-      for (const [p, t] of batch.texts) if (!dirty.has(p)) texts.set(p, t);
       for (const p of batch.paths) dirty.add(p);
       notes = [...batch.notes, ...notes].slice(0, MAX_KEPT_NOTES);
       throw err;
@@ -113,7 +109,9 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   const recover = (o: RecoverOptions = {}) =>
     enqueue(async (): Promise<RecoverResult> => {
       const head = await writer.reload();
-      const [disk, ref] = await Promise.all([scanSdd(layout), head ? listCommitted(git, head) : new Map<string, string>()]);
+      const ref = head ? await listCommitted(git, head) : new Map<string, RefBlob>();
+      // After a clean stop at this head, files unchanged since are known from a stat (recover.ts).
+      const disk = await scanSdd(layout, { ref, clean: readCleanStop(layout.stateClean, head) });
       const { changed, deleted } = diffState(disk, ref);
       const deletions = deleted.filter((p) => o.deletions?.has(p));
       if (deleted.length > deletions.length) log.warn(`${deleted.length - deletions.length} path(s) of ${STATE_REF} are missing on disk; kept in the ref (a restart restores them)`);
@@ -122,26 +120,31 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
         first: !head && changed.size > 0, committed: [...changed.keys()].sort(), deleted: deletions,
         restoredTasks: restored.tasks, restoredOther: restored.paths.length - restored.tasks, fetched: restored.diskHadNoTasks && restored.tasks > 0,
       };
-      if (!changed.size && !deletions.length) return { commit: null, report };
+      if (!changed.size && !deletions.length) {
+        recovered = true;
+        return { commit: null, report };
+      }
       // One git process writes all changed blobs: at first start that may be every file.
       const known = new Map<string, string | null>(await writer.writeBlobs([...changed.keys()]));
       for (const p of deletions) known.set(p, null);
       const paths = [...known.keys()].sort();
       const commit = await runBatch({ paths, notes: [], known, message: recoverMessage(report) });
+      recovered = true;
       if (commit) log.debug(commit.message);
       return { commit, report };
     });
 
   return {
-    touch(abs, note, text) {
+    touch(abs, note) {
       if (!abs.startsWith(layout.sdd + '/')) return;
       const rel = relToSdd(layout, abs);
       if (!isCommitted(rel)) return;
       dirty.add(rel);
-      if (text === undefined) texts.delete(rel);
-      else texts.set(rel, text);
       if (note && notes.length < MAX_KEPT_NOTES) notes.push(note);
       schedule();
+    },
+    readThrough(fn) {
+      pending = fn;
     },
     flush,
     recover,
@@ -155,6 +158,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
       timer = null;
       await flush();
       await gc;
+      if (recovered && !dirty.size) await markCleanStop(layout, await writer.readRef(), log);
     },
     head: () => writer.readRef(),
     get pending() {

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { KeyedMutex } from '../lib/mutex.ts';
 import { join } from 'node:path';
 import { DRIVER_KEYS, driverOverrides, hardenedArgs, pinnedWorktreeEnv, touchesContent, UNSAFE_GIT_ENV, worktreeTop } from './git-harden.ts';
@@ -14,8 +16,8 @@ export interface GitRunOptions {
   cwd?: string;
   /** Extra environment variables. */
   env?: Record<string, string>;
-  /** Data written to stdin. */
-  input?: string | Uint8Array;
+  /** Data written to stdin; an async iterable is streamed with backpressure (its error fails the command). */
+  input?: string | Uint8Array | AsyncIterable<Uint8Array>;
   /** Resolve with a non-zero exit instead of throwing (for commands whose exit code is an answer). */
   allowFail?: boolean;
   /** Milliseconds before the command is killed (default 120 s). */
@@ -62,13 +64,23 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
   let common: string | null = null;
   const spawnGit = (args: string[], o: GitRunOptions, env: Record<string, string>) =>
     new Promise<GitResult>((resolve) => {
+      let inputError: Error | undefined;
       const child = execFile('git', args, { cwd: o.cwd ?? root, env, maxBuffer: 256 * 1024 * 1024, timeout: o.timeoutMs ?? 120_000, encoding: 'utf8' },
         (err, stdout, stderr) => {
           const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? ((err as unknown as { code: number }).code) : 1) : 0;
-          resolve({ stdout, stderr, code });
+          // The input failed (not git hanging up): the command failed, whatever git made of the cut stream.
+          if (inputError) resolve({ stdout, stderr: `${stderr}${inputError.message}`, code: code || 1 });
+          else resolve({ stdout, stderr, code });
         });
-      if (o.input !== undefined) child.stdin?.end(o.input);
-      else child.stdin?.end();
+      const input = o.input;
+      if (input === undefined || typeof input === 'string' || input instanceof Uint8Array) child.stdin?.end(input);
+      else {
+        pipeline(Readable.from(input, { objectMode: false }), child.stdin!).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_PREMATURE_CLOSE') return; // git exited first: its exit code says why
+          inputError = err;
+          child.kill('SIGKILL');
+        });
+      }
     });
   const commonDir = async (): Promise<string> => {
     if (common) return common;

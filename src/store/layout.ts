@@ -28,6 +28,8 @@ export function sddLayout(root: string) {
     runtime,
     serverLock: join(runtime, 'server.lock'),
     serverInfo: join(runtime, 'server.json'),
+    /** The last clean stop of the server's committer: the state ref's head then (store/recover.ts). */
+    stateClean: join(runtime, 'state-clean.json'),
     agentsDir: join(runtime, 'agents'),
     logsDir: join(runtime, 'logs'),
     signalsDir: join(runtime, 'signals'),

@@ -1,6 +1,6 @@
 // Restore at start: every committed path refs/sdd/state holds and the disk lacks is written back.
 import { execFileSync } from 'node:child_process';
-import { linkSync, lstatSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tempPathFor } from './atomic.ts';
 import { isCommitted, STATE_REF, type SddLayout } from './layout.ts';
@@ -30,9 +30,10 @@ export function restoreFromRef(layout: SddLayout, opts: { skip?: ReadonlySet<str
   const head = gitSync(layout.root, ['rev-parse', '--verify', '-q', `${opts.ref ?? STATE_REF}^{commit}`], true)?.toString().trim();
   if (!head) return out;
   const missing: { rel: string; oid: string }[] = [];
+  const present = folderNames(layout.sdd);
   for (const { rel, oid } of listBlobs(layout.root, head, opts.skipDirs ?? [])) {
     if (!isCommitted(rel) || opts.skip?.has(rel) || !safeRel(rel)) continue;
-    if (lstatSync(join(layout.sdd, rel), { throwIfNoEntry: false })) {
+    if (present(rel)) {
       if (isTask(rel)) out.diskHadNoTasks = false;
     } else missing.push({ rel, oid });
   }
@@ -46,6 +47,22 @@ export function restoreFromRef(layout: SddLayout, opts: { skip?: ReadonlySet<str
   out.tasks = out.paths.filter(isTask).length;
   if (out.paths.length) execFileSync('sync', ['-f', layout.sdd], { stdio: 'ignore' });
   return out;
+}
+
+// Is `rel` on disk (any kind of entry)? One readdir per folder, not one lstat per path: the ref lists paths
+// folder by folder, so only the last folder's names are kept (100k tasks: 512 readdirs, not 200k lstats).
+function folderNames(sdd: string): (rel: string) => boolean {
+  let dir: string | null = null;
+  let names = new Set<string>();
+  return (rel) => {
+    const cut = rel.lastIndexOf('/');
+    const parent = cut < 0 ? '' : rel.slice(0, cut);
+    if (parent !== dir) {
+      dir = parent;
+      try { names = new Set(readdirSync(join(sdd, parent))); } catch { names = new Set(); }
+    }
+    return names.has(rel.slice(cut + 1));
+  };
 }
 
 /** Blobs under `.sdd/` in commit `head` (minus the top-level folders `skipDirs`): path relative to `.sdd` and blob id. */

@@ -141,21 +141,41 @@ committer('from a linked worktree the ref lands in the main repository', async (
   }
 });
 
-committer('a text given with touch is committed as is, a later touch without one reads the file', async () => {
+committer('a commit reads through the writer\'s pending text, else the file; a pending null deletes', async () => {
   const { layout, c } = setup();
   const abs = layout.task('t0009');
   mkdirSync(join(abs, '..'), { recursive: true });
   writeFileSync(abs, 'stale file\n');
-  c.touch(abs, 'update t0009', 'written behind\n');
+  const pending = new Map<string, string | null>([[abs, 'written behind\n']]);
+  c.readThrough((p) => pending.get(p));
+  c.touch(abs, 'update t0009');
   await c.flush();
-  assert.is(repo.git('show', `refs/sdd/state:.sdd/tasks/${'t0009'.slice(-2)}/t0009.json`), 'written behind', 'the text, not the stale file');
-  c.touch(abs, 'update t0009', 'newer\n');
+  assert.is(repo.git('show', `refs/sdd/state:.sdd/tasks/${'t0009'.slice(-2)}/t0009.json`), 'written behind', 'the pending text, not the stale file');
+  pending.delete(abs);
   c.touch(abs, 'hand edit');
   await c.flush();
-  assert.is(repo.git('show', `refs/sdd/state:.sdd/tasks/${'t0009'.slice(-2)}/t0009.json`), 'stale file');
-  c.touch(abs, 'remove t0009', null);
+  assert.is(repo.git('show', `refs/sdd/state:.sdd/tasks/${'t0009'.slice(-2)}/t0009.json`), 'stale file', 'nothing pending: the file');
+  const before = await c.head();
+  c.touch(abs, 'touched, unchanged');
+  assert.is(await c.flush(), null, 'an unchanged tree is no commit');
+  assert.is(await c.head(), before);
+  pending.set(abs, null);
+  c.touch(abs, 'remove t0009');
   await c.flush();
-  assert.not.ok(tree().some((p) => p.endsWith('t0009.json')), 'a null text deletes');
+  assert.not.ok(tree().some((p) => p.endsWith('t0009.json')), 'a pending null deletes');
+});
+
+committer('a large append-only file (an audit segment) is streamed into the commit whole', async () => {
+  const { layout, c } = setup();
+  const segment = join(layout.sdd, 'audit', '2026-01-01.jsonl');
+  mkdirSync(join(segment, '..'), { recursive: true });
+  const line = JSON.stringify({ pad: 'x'.repeat(200) }) + '\n';
+  writeFileSync(segment, line.repeat(3000)); // ~600 KiB: streamed from its descriptor
+  c.touch(segment, 'audit');
+  const r = await c.flush();
+  assert.is(r?.paths, 1);
+  assert.is(repo.git('show', 'refs/sdd/state:.sdd/audit/2026-01-01.jsonl').length + 1, line.length * 3000, 'the segment whole');
+  assert.is(repo.git('fsck', '--strict', '--no-dangling').trim(), '');
 });
 
 committer('a commit is one packfile: no loose objects, and the pack count stays small after many commits', async () => {

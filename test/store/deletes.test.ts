@@ -54,7 +54,7 @@ T('a delete whose commit failed stays journaled; the next start commits it as a 
   const layout = sddLayout(repo.dir);
   const c = committerOf();
   // The commit of the delete fails (disk trouble, or killed): its journal must stay.
-  const failing = { touch: c.touch.bind(c), flush: async () => { throw new Error('disk full'); } };
+  const failing = { touch: c.touch.bind(c), readThrough: c.readThrough.bind(c), flush: async () => { throw new Error('disk full'); } };
   const store = createOwnedStore({ layout, committer: failing, log, timers: manualTimers(), journal: { intervalMs: 30, syncFs: async () => undefined } });
   await store.create(layout.task('t1'), { version: 1 }, 'create t1');
   await store.create(layout.task('t2'), { version: 1 }, 'create t2');

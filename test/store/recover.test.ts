@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/lib/log.ts';
 import { createCommitter } from '../../src/store/committer.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout, shardedRel } from '../../src/store/layout.ts';
-import { scanSdd } from '../../src/store/recover.ts';
+import { scanSdd, unchangedSince } from '../../src/store/recover.ts';
 import { restoreFromRef } from '../../src/store/restore.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 
@@ -142,6 +142,43 @@ recover('restoreFromRef writes back exactly the missing committed files, byte fo
   assert.is(disk.get('tasks/c3/c3.json'), committed.get('tasks/c3/c3.json'));
   assert.is(restoreFromRef(layout).paths.join(), 'tasks/b2/b2.json');
   assert.not.ok(readdirSync(dirname(layout.task('c3'))).some((n) => n.endsWith('.tmp')), 'no temp file left');
+});
+
+recover('a clean stop vouches for a file only while its size, mtime and ctime say it is untouched, and not near the stop', () => {
+  const blob = { oid: 'a'.repeat(40), size: 10 };
+  const clean = { head: 'h', at: 100_000 };
+  const st = (size: number, mtimeMs: number, ctimeMs = mtimeMs) => ({ size, mtimeMs, ctimeMs });
+  assert.ok(unchangedSince(st(10, 50_000), blob, clean));
+  assert.not.ok(unchangedSince(st(11, 50_000), blob, clean), 'another size');
+  assert.not.ok(unchangedSince(st(10, 50_000, 100_500), blob, clean), 'changed after the stop (ctime: an mtime put back)');
+  assert.not.ok(unchangedSince(st(10, 99_000), blob, clean), 'written within 2 s of the stop: racy');
+  assert.not.ok(unchangedSince(st(10, 50_000), undefined, clean), 'not in the ref');
+  assert.not.ok(unchangedSince(st(10, 50_000), blob, null), 'no clean stop');
+});
+
+recover('after a clean stop the next start takes unchanged files from the ref by a stat, and still commits an edit made while it was down', async () => {
+  const layout = sddLayout(repo.dir);
+  const c = newCommitter();
+  await c.recover();
+  const a = join(layout.sdd, shardedRel('tasks', 'a1', '.json'));
+  mkdirSync(dirname(a), { recursive: true });
+  writeFileSync(a, '{"id":"a1"}\n');
+  c.touch(a, 'create a1');
+  await c.stop();
+  const head = repo.git('rev-parse', 'refs/sdd/state');
+  assert.equal(JSON.parse(readFileSync(layout.stateClean, 'utf8')), { head }, 'the stop names the head it left');
+  // What a start reads: with a clean stop later than the file, the ref's blob id without opening it.
+  const old = statSync(a);
+  const later = { head, at: old.mtimeMs + 10_000 };
+  const fake = { oid: 'f'.repeat(40), size: old.size };
+  assert.is((await scanSdd(layout, { ref: new Map([['tasks/a1/a1.json', fake]]), clean: later })).get('tasks/a1/a1.json'), fake.oid, 'vouched for, not read');
+  assert.is((await scanSdd(layout, { ref: new Map([['tasks/a1/a1.json', fake]]), clean: null })).get('tasks/a1/a1.json'), refBlobs().get('tasks/a1/a1.json'), 'without a clean stop: read');
+  // Edited while down, same size, mtime put back: the ctime gives it away.
+  writeFileSync(a, '{"id":"b2"}\n');
+  utimesSync(a, old.atime, old.mtime);
+  const r = await newCommitter().recover();
+  assert.is(r.commit?.message, 'recover: committed 1 (tasks/a1/a1.json)');
+  assert.equal(refBlobs(), await diskBlobs());
 });
 
 recover.run();

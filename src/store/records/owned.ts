@@ -19,11 +19,12 @@ import { auditsOf, casStep, stableStringify, writeOptions } from './cas.ts';
 export interface OwnedStoreOptions {
   layout: SddLayout;
   /**
-   * Receives `touch(abs, note, text)` for every write to a committed path. With `flush`, a checkpoint
-   * commits journaled deletes before it drops their journal: a delete must reach the ref from the
-   * journal or the commit, never be undone by a restore at the next start.
+   * Receives `touch(abs, note)` for every write to a committed path, and reads through the texts still
+   * waiting for their files (`readThrough`). With `flush`, a checkpoint commits journaled deletes before it
+   * drops their journal: a delete must reach the ref from the journal or the commit, never be undone by a
+   * restore at the next start.
    */
-  committer: Pick<StateCommitter, 'touch'> & Partial<Pick<StateCommitter, 'flush'>>;
+  committer: Pick<StateCommitter, 'touch'> & Partial<Pick<StateCommitter, 'flush' | 'readThrough'>>;
   log: Logger;
   faults?: Faults;
   timers?: Timers;
@@ -41,7 +42,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   const mutex = new KeyedMutex();
   const direct = createAppenders({ faults });
   const journaled = (abs: string) => abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs));
-  const touch = (abs: string, note?: Note, text?: string | null) => { if (journaled(abs)) o.committer.touch(abs, note, text); };
+  const touch = (abs: string, note?: Note) => { if (journaled(abs)) o.committer.touch(abs, note); };
   // A delete was delivered since the last checkpoint: that checkpoint commits it before dropping the journal.
   let deletes = false;
   const commitDeletes = async (): Promise<boolean> => {
@@ -57,6 +58,8 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
     }
   };
   const publisher = createPublisher({ log, faults, timers: o.timers, appended: (abs, note) => touch(abs, note), ...o.publisher });
+  // A commit takes a text still waiting for its file from here (the file may be written behind, later).
+  o.committer.readThrough?.((abs) => publisher.peek(abs));
   const journal = createJournal({
     layout, log, faults, timers: o.timers, sealer: o.sealer, ...o.journal,
     deliver(ops) {
@@ -116,7 +119,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
     } finally {
       for (const i of items) creating.delete(i.abs);
     }
-    items.forEach((i, k) => touch(i.abs, i.note, texts[k]!));
+    for (const i of items) touch(i.abs, i.note);
   };
 
   return {
@@ -149,7 +152,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
       mutex.run(abs, async () => {
         const { next, text } = casStep<T>(abs, readTextSync(abs), mutate, u.expectedVersion);
         await commit(opOf([[abs, text]], u.effects?.(next), u.note));
-        touch(abs, u.note, text);
+        touch(abs, u.note);
         return next;
       }),
     writeJson: (abs, value, note) =>
@@ -157,7 +160,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
         const text = stableStringify(value);
         if (journaled(abs)) await commit(opOf([[abs, text]], undefined));
         else await writeFileAtomic(abs, text, { faults });
-        touch(abs, note, text);
+        touch(abs, note);
       }),
     appendJsonl: (abs, value, note) =>
       journaled(abs) ? commit(opOf([], { appends: [{ abs, value }] }, note)) : direct.append(abs, JSON.stringify(value)),
@@ -171,7 +174,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
         if (!present(abs)) return;
         // Touched as it is delivered, before a checkpoint can see the line: that checkpoint commits the delete.
         const op = opOf([[abs, null]], undefined);
-        op.delivered = () => { touch(abs, note, null); deletes = true; };
+        op.delivered = () => { touch(abs, note); deletes = true; };
         await commit(op);
       }),
     get backlog() { return publisher.backlog; },

@@ -15,7 +15,7 @@ import { auditsOf, casStep, stableStringify, writeOptions } from './cas.ts';
 
 export interface SharedStoreOptions {
   layout: SddLayout;
-  /** Receives `touch(abs, note, text)` for every write to a committed path. */
+  /** Receives `touch(abs, note)` for every write to a committed path (after the file has it). */
   committer: Pick<StateCommitter, 'touch'>;
   log: Logger;
   /** proper-lockfile `stale` (ms); one value for every process (default 10000). */
@@ -33,8 +33,8 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
   const { layout, committer, log, faults } = o;
   const local = new KeyedMutex();
   const appenders = createAppenders({ faults });
-  const touch = (abs: string, note?: Note, text?: string | null) => {
-    if (abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs))) committer.touch(abs, note, text);
+  const touch = (abs: string, note?: Note) => {
+    if (abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs))) committer.touch(abs, note);
   };
 
   // proper-lockfile does not queue inside one process, so the per-path mutex goes first.
@@ -76,7 +76,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
     const w = writeOptions(o);
     const text = stableStringify(value);
     await local.run(abs, () => createExclusive(abs, text, { faults }));
-    touch(abs, w.note, text);
+    touch(abs, w.note);
     await apply(w.effects, w.note);
     return value;
   };
@@ -88,7 +88,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
       if (err instanceof RecordMissing || isMissing(err)) return;
       throw storageError(err, abs);
     }
-    touch(abs, note, null);
+    touch(abs, note);
   };
 
   return {
@@ -121,14 +121,14 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
         await writeFileAtomic(abs, step.text, { faults });
         return step;
       });
-      touch(abs, u.note, text);
+      touch(abs, u.note);
       await apply(u.effects?.(next), u.note);
       return next;
     },
     async writeJson(abs, value, note) {
       const text = stableStringify(value);
       await local.run(abs, () => writeFileAtomic(abs, text, { faults }));
-      touch(abs, note, text);
+      touch(abs, note);
     },
     appendJsonl: (abs, value, note) => apply({ appends: [{ abs, value }] }, note),
     emit: apply,

@@ -1,6 +1,7 @@
 // Object reads through one long-lived `git cat-file --batch`: thousands of small blobs without a process each.
 import { spawn } from 'node:child_process';
-import { gitBaseEnv, hardenedArgs } from '../store/index.ts';
+import { gitBaseEnv } from './git-cli.ts';
+import { hardenedArgs } from './git-harden.ts';
 
 /** Reads objects by id or `rev:path`; null when git says missing. Requests are answered in order. */
 export interface BlobReader {

@@ -1,0 +1,127 @@
+// The `git fast-import` stream of one state commit, produced piece by piece: a path's content is read when
+// its turn comes and a large file is streamed from its descriptor, so memory stays bounded whatever the
+// batch holds (an audit segment of tens of MiB is never one Buffer).
+import { closeSync, fstatSync, openSync, read as readCb, readSync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const read = promisify(readCb);
+
+/** What one path of a commit becomes: bytes, a blob that exists already, a file streamed, or a delete. */
+export type Content =
+  | { kind: 'bytes'; data: Uint8Array }
+  | { kind: 'blob'; oid: string }
+  | { kind: 'file'; fd: number; size: number; closed?: boolean }
+  | { kind: 'deleted' };
+
+/** One commit: its parent, message, time, and each path's content (asked for lazily, in order). */
+export interface ImportCommit {
+  ref: string;
+  parent: string | null;
+  message: string;
+  timestampMs: number;
+  paths: readonly string[];
+  content(path: string): Content | null;
+}
+
+// Append-only files at least this large are streamed from their descriptor instead of read whole.
+export const STREAM_FROM = 256 * 1024;
+const PIECE = 64 * 1024;
+
+/**
+ * The fast-import commands: the commit, `get-mark :1`, then `ls` of `.sdd` in the new commit and in the
+ * parent (equal trees: nothing changed), a reset of the scratch ref, `done`. A path whose `content` is
+ * null is left out. Descriptors of streamed files are closed whatever happens.
+ */
+export async function* importStream(c: ImportCommit): AsyncGenerator<Uint8Array> {
+  const text = (s: string) => Buffer.from(s, 'utf8');
+  yield text(`feature done\ncommit ${c.ref}\nmark :1\ncommitter svc <svc@localhost> ${Math.floor(c.timestampMs / 1000)} +0000\n`);
+  yield text(`data ${Buffer.byteLength(c.message + '\n')}\n${c.message}\n\n`);
+  if (c.parent) yield text(`from ${c.parent}\n`);
+  for (const path of c.paths) {
+    const got = c.content(path);
+    if (!got) continue;
+    const q = quotePath(path);
+    if (got.kind === 'deleted') yield text(`D ${q}\n`);
+    else if (got.kind === 'blob') yield text(`M 100644 ${got.oid} ${q}\n`);
+    else if (got.kind === 'bytes') {
+      yield text(`M 100644 inline ${q}\ndata ${got.data.byteLength}\n`);
+      yield got.data;
+      yield text('\n');
+    } else {
+      yield text(`M 100644 inline ${q}\ndata ${got.size}\n`);
+      yield* streamFd(got);
+      yield text('\n');
+    }
+  }
+  yield text(`\nget-mark :1\nls :1 .sdd\n${c.parent ? `ls ${c.parent} .sdd\n` : ''}reset ${c.ref}\nfrom ${'0'.repeat(40)}\n\ndone\n`);
+}
+
+// Exactly `size` bytes from the start of the file (lines appended meanwhile wait for the next commit).
+async function* streamFd(file: Content & { kind: 'file' }): AsyncGenerator<Uint8Array> {
+  const { fd, size } = file;
+  try {
+    for (let at = 0; at < size;) {
+      const buf = Buffer.allocUnsafe(Math.min(PIECE, size - at));
+      const { bytesRead } = await read(fd, buf, 0, buf.length, at);
+      if (bytesRead === 0) throw new Error(`file shrank while it was committed (${at} of ${size} bytes)`);
+      at += bytesRead;
+      yield buf.subarray(0, bytesRead);
+    }
+  } finally {
+    release(file);
+  }
+}
+
+/**
+ * The content of a file for a commit, read now (the caller's turn decides what it sees); null when it is
+ * not a regular file. An append-only file (`.jsonl`) that is large is streamed from its descriptor later:
+ * the bytes up to today's size never change. Any other file is read whole now (it may be rewritten in place).
+ */
+export function fileContent(abs: string): Content | null {
+  let fd: number;
+  try {
+    fd = openSync(abs, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'deleted' };
+    if (code === 'EISDIR') return null;
+    throw err;
+  }
+  const st = fstatSync(fd);
+  if (!st.isFile()) { closeSync(fd); return null; }
+  if (st.size >= STREAM_FROM && abs.endsWith('.jsonl')) return { kind: 'file', fd, size: st.size };
+  try {
+    const data = Buffer.allocUnsafe(st.size);
+    let at = 0;
+    while (at < st.size) {
+      const n = readSync(fd, data, at, st.size - at, at);
+      if (n === 0) break;
+      at += n;
+    }
+    return { kind: 'bytes', data: data.subarray(0, at) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Close the descriptor of a streamed content (once: the number may belong to another file afterwards). */
+export function release(c: Content | null): void {
+  if (c?.kind !== 'file' || c.closed) return;
+  c.closed = true;
+  closeSync(c.fd);
+}
+
+/** What fast-import answered: the commit id, and whether its `.sdd` tree differs from the parent's. */
+export function parseImportOutput(stdout: string, hasParent: boolean): { oid: string; changed: boolean } {
+  const lines = stdout.split('\n').filter(Boolean);
+  const oid = lines[0] ?? '';
+  if (!/^[0-9a-f]{40}$/.test(oid)) throw new Error(`git fast-import gave no commit id: ${stdout.slice(0, 200)}`);
+  const tree = (l: string | undefined) => (l && !l.startsWith('missing ') ? l.split(/\s/)[2] : null);
+  const mine = tree(lines[1]);
+  return { oid, changed: hasParent ? mine !== tree(lines[2]) : mine !== null };
+}
+
+// fast-import paths: C-style quoted when they hold a quote, backslash, newline or start with a quote.
+function quotePath(p: string): string {
+  return /["\\\n]/.test(p) ? JSON.stringify(p) : p;
+}
