@@ -14,7 +14,7 @@ import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
-import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type Faults, type Ids, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
+import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, startMessage, ulidIds, type Faults, type Ids, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
 import { openTasks, TASK_SCHEMAS, type Tasks } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
@@ -245,10 +245,8 @@ async function startSso(o: RuntimeOptions, audit: { append(entry: AuditEntry): P
 // Under the server lock: write back what is still missing (journaled deletes excepted), commit what
 // differs and the journaled deletes, then say in words what happened.
 async function recoverState(layout: SddLayout, committer: StateCommitter, deletions: Set<string>, before: RestoreResult | null | undefined, log: Logger): Promise<void> {
-  const again = restoreFromRef(layout, { skip: deletions });
-  // The task files are restored here (initSdd restored only the rest): this pass says whether the disk had any.
-  const restored = before ? { paths: [...before.paths, ...again.paths], tasks: before.tasks + again.tasks, diskHadNoTasks: again.diskHadNoTasks } : again;
-  const { report } = await committer.recover({ deletions, restored });
+  // The per-task folders are restored here (initSdd restored only the rest), from the listings the recover makes.
+  const { report } = await committer.recover({ deletions, restore: true, ...(before ? { restored: before } : {}) });
   await dropJournalDeletes(layout);
   log.info(startMessage(report));
 }

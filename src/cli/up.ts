@@ -101,7 +101,7 @@ export const upCommand = (name: string) =>
     const layout = sddLayout(root);
     const config = configure(layout, values, env);
     await checkPort(layout, config);
-    const { restored } = initSdd(root);
+    const { restored } = initSdd(root, { server: true });
     excludeSdd(gitCommonDir);
     const release = await takeServerLock(layout.serverLock, layout.serverInfo, log);
     writeFileSync(layout.serverInfo, JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() }) + '\n');

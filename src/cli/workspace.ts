@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitBaseEnv } from '../store/git-cli.ts';
 import { hardenedArgs } from '../store/git-harden.ts';
-import { BOARD_DIRS, restoreFromRef, type RestoreResult } from '../store/restore.ts';
+import { BOARD_DIRS, restoreFromRef, SERVER_RESTORES, type RestoreResult } from '../store/restore.ts';
 import { sddLayout } from '../store/layout.ts';
 import { CliError } from './args.ts';
 import { serverAlive } from './server-lock.ts';
@@ -40,14 +40,14 @@ export interface SddInit {
 /**
  * Make `<root>/.sdd`: first the files refs/sdd/state holds and the disk lacks (a clone with a fetched
  * ref gets its config, tenants and audit log back; with `board`, its task files too), then
- * `.sdd-template/` where files are still missing. `svc up` restores the task files itself, under its
- * lock. A live server owns its tree (it restored at its start): then only the template is added.
+ * `.sdd-template/` where files are still missing. `svc up` (`server`) restores the per-task folders itself,
+ * under its lock. A live server owns its tree (it restored at its start): then only the template is added.
  */
-export function initSdd(root: string, o: { board?: boolean } = {}): SddInit {
+export function initSdd(root: string, o: { board?: boolean; server?: boolean } = {}): SddInit {
   const layout = sddLayout(root);
   const fresh = !existsSync(layout.sdd);
   mkdirSync(layout.sdd, { recursive: true });
-  const restored = serverAlive(layout.serverLock, layout.serverInfo) ? null : restoreFromRef(layout, o.board ? {} : { skipDirs: BOARD_DIRS });
+  const restored = serverAlive(layout.serverLock, layout.serverInfo) ? null : restoreFromRef(layout, o.board ? {} : { skipDirs: o.server ? SERVER_RESTORES : BOARD_DIRS });
   cpSync(TEMPLATE_DIR, layout.sdd, { recursive: true, force: false, errorOnExist: false, filter: (src) => src !== join(TEMPLATE_DIR, 'gitignore') });
   // npm leaves `.gitignore` files out of a packed tarball: the template keeps it as `gitignore`.
   if (!existsSync(join(layout.sdd, '.gitignore'))) cpSync(join(TEMPLATE_DIR, 'gitignore'), join(layout.sdd, '.gitignore'));

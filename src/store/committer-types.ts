@@ -25,8 +25,10 @@ export interface StartReport {
 export interface RecoverOptions {
   /** Paths (relative to `.sdd`) a journaled delete removed: committed as deletions. */
   deletions?: ReadonlySet<string>;
-  /** What the restore before it wrote back, for the report. */
+  /** What a restore before it wrote back, for the report. */
   restored?: { paths: readonly string[]; tasks: number; diskHadNoTasks: boolean };
+  /** First write back what the ref holds and the disk lacks (journaled `deletions` excepted), from the same listings. */
+  restore?: boolean;
 }
 
 export interface RecoverResult {

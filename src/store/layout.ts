@@ -72,9 +72,13 @@ export function relToSdd(layout: SddLayout, abs: string): string {
   return rel.split('\\').join('/');
 }
 
+/** True for a task file's path (relative to `.sdd`). */
+export const isTaskFile = (rel: string): boolean => rel.startsWith('tasks/') && rel.endsWith('.json');
+
 /** True for paths (relative to `.sdd`) that belong in refs/sdd/state. */
 export function isCommitted(rel: string): boolean {
-  const top = rel.split('/')[0] ?? '';
+  const cut = rel.indexOf('/');
+  const top = cut < 0 ? rel : rel.slice(0, cut);
   return !(UNCOMMITTED_DIRS as readonly string[]).includes(top) && !rel.endsWith('.tmp') && !rel.includes('.lock');
 }
 

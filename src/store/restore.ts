@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { linkSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tempPathFor } from './atomic.ts';
-import { isCommitted, STATE_REF, type SddLayout } from './layout.ts';
+import { isCommitted, isTaskFile, STATE_REF, type SddLayout } from './layout.ts';
 
 /** What a restore wrote back (paths relative to `.sdd`). */
 export interface RestoreResult {
@@ -15,28 +15,39 @@ export interface RestoreResult {
 
 /** The per-task folders: offline commands leave them to `svc up` and `svc init` (a 100k board is 100k files). */
 export const BOARD_DIRS = ['tasks', 'progress', 'gates'] as const;
+/** What `svc up` writes back itself under its lock, from the listings its start makes anyway (committer recover). */
+export const SERVER_RESTORES = [...BOARD_DIRS, 'eu_ai_act'] as const;
 
 // Blobs read per `git cat-file --batch` run: bounds memory on a 100k board.
 const CHUNK = 2000;
-const isTask = (rel: string) => rel.startsWith('tasks/') && rel.endsWith('.json');
 
 /**
  * Write back every committed path that `ref` holds and the disk lacks, except `skip` (paths a journaled
- * delete removed). Synchronous: it runs before anything reads `.sdd`. Files are created exclusively
- * (temp + link: a file someone wrote meanwhile wins), then made durable with one `sync -f`.
+ * delete removed) and the top-level folders `skipDirs`. Synchronous: it runs before anything reads `.sdd`.
  */
 export function restoreFromRef(layout: SddLayout, opts: { skip?: ReadonlySet<string>; ref?: string; skipDirs?: readonly string[] } = {}): RestoreResult {
-  const out: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: true };
   const head = gitSync(layout.root, ['rev-parse', '--verify', '-q', `${opts.ref ?? STATE_REF}^{commit}`], true)?.toString().trim();
-  if (!head) return out;
-  const missing: { rel: string; oid: string }[] = [];
+  if (!head) return { paths: [], tasks: 0, diskHadNoTasks: true };
   const present = folderNames(layout.sdd);
-  for (const { rel, oid } of listBlobs(layout.root, head, opts.skipDirs ?? [])) {
-    if (!isCommitted(rel) || opts.skip?.has(rel) || !safeRel(rel)) continue;
-    if (present(rel)) {
-      if (isTask(rel)) out.diskHadNoTasks = false;
-    } else missing.push({ rel, oid });
+  const missing: { rel: string; oid: string }[] = [];
+  let hadTasks = false;
+  for (const b of listBlobs(layout.root, head, opts.skipDirs ?? [])) {
+    if (!present(b.rel)) missing.push(b);
+    else if (isTaskFile(b.rel)) hadTasks = true;
   }
+  return writeBack(layout, missing, hadTasks, opts.skip);
+}
+
+/** Write back `missing` blobs (the committer's start found them in the ref and not on disk), except `skip`. */
+export function restoreMissing(layout: SddLayout, missing: readonly { rel: string; oid: string }[], diskHadTasks: boolean, skip?: ReadonlySet<string>): RestoreResult {
+  return writeBack(layout, missing, diskHadTasks, skip);
+}
+
+// Files are created exclusively (temp + link: a file someone wrote meanwhile wins), then made durable
+// with one `sync -f`. Paths not committed, skipped or unsafe are left alone.
+function writeBack(layout: SddLayout, candidates: readonly { rel: string; oid: string }[], hadTasks: boolean, skip?: ReadonlySet<string>): RestoreResult {
+  const out: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: !hadTasks };
+  const missing = candidates.filter((m) => isCommitted(m.rel) && !skip?.has(m.rel) && safeRel(m.rel));
   for (let i = 0; i < missing.length; i += CHUNK) {
     const chunk = missing.slice(i, i + CHUNK);
     const blobs = catBlobs(layout.root, chunk.map((m) => m.oid));
@@ -44,7 +55,7 @@ export function restoreFromRef(layout: SddLayout, opts: { skip?: ReadonlySet<str
       if (createIfAbsent(join(layout.sdd, m.rel), blobs[k]!)) out.paths.push(m.rel);
     });
   }
-  out.tasks = out.paths.filter(isTask).length;
+  out.tasks = out.paths.filter(isTaskFile).length;
   if (out.paths.length) execFileSync('sync', ['-f', layout.sdd], { stdio: 'ignore' });
   return out;
 }

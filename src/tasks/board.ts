@@ -1,56 +1,17 @@
-// A little over 200 lines: the ready-queue heap lives here because it serves only the board.
 import { ACTIVE, depSatisfied, ownerKey, WORKING } from './machine.ts';
 import { byCreation, emptyCounts } from './query.ts';
 import type { Task, TaskCounts, TaskStatus } from './schema.ts';
+import { Heap, type Entry } from './heap.ts';
 
-// One ready-queue entry; it is live only while readyInfo maps its id to this very object.
-interface Entry { id: string; priority: number; created_at: string; queue: string }
-
-// Dispatch order: lower priority number, then older created_at, then smaller id.
-const before = (a: Entry, b: Entry): boolean =>
-  a.priority !== b.priority ? a.priority < b.priority : a.created_at !== b.created_at ? a.created_at < b.created_at : a.id < b.id;
-
-/** A binary min-heap of ready entries. */
-class Heap {
-  items: Entry[] = [];
-  get size(): number { return this.items.length; }
-  push(e: Entry): void {
-    const a = this.items;
-    let i = a.push(e) - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!before(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
-      i = p;
-    }
-  }
-  pop(): Entry | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last) { a[0] = last; this.sink(0); }
-    return top;
-  }
-  /** Keep only entries passing `keep`, then restore heap order in O(n). */
-  rebuild(keep: (e: Entry) => boolean): void {
-    this.items = this.items.filter(keep);
-    for (let i = (this.items.length >> 1) - 1; i >= 0; i--) this.sink(i);
-  }
-  private sink(i: number): void {
-    const a = this.items;
-    for (;;) {
-      const l = 2 * i + 1, r = l + 1;
-      let m = i;
-      if (l < a.length && before(a[l]!, a[m]!)) m = l;
-      if (r < a.length && before(a[r]!, a[m]!)) m = r;
-      if (m === i) return;
-      [a[i], a[m]] = [a[m]!, a[i]!];
-      i = m;
-    }
-  }
-}
-
-const queueKey = (tenant: string, role: string): string => `${tenant}\u0000${role}`;
+// One string per (tenant, role), shared by every entry of that queue.
+const queueKeys = new Map<string, Map<string, string>>();
+const queueKey = (tenant: string, role: string): string => {
+  let roles = queueKeys.get(tenant);
+  if (!roles) queueKeys.set(tenant, (roles = new Map()));
+  let key = roles.get(role);
+  if (key === undefined) roles.set(role, (key = `${tenant}\u0000${role}`));
+  return key;
+};
 const add = <K, V>(m: Map<K, Set<V>>, k: K, v: V) => { let s = m.get(k); if (!s) m.set(k, (s = new Set())); s.add(v); };
 const del = <K, V>(m: Map<K, Set<V>>, k: K, v: V) => { const s = m.get(k); if (s?.delete(v) && s.size === 0) m.delete(k); };
 
@@ -70,6 +31,8 @@ export class Board {
   private live = new Map<string, number>();
   private order: string[] = [];
   private orderSorted = true;
+  // While a load fills the board, ready queues are built once at its end, not per task.
+  private loading = false;
   // JSON bytes per task object: lists of large tasks are not serialised again on every request (a changed task is a new object).
   private texts = new WeakMap<Task, Buffer>();
 
@@ -84,6 +47,8 @@ export class Board {
     }
     return this.order.map((id) => this.tasks.get(id)!);
   }
+  /** Every task in no particular order (no sort: for a pass over the whole board). */
+  each(): IterableIterator<Task> { return this.tasks.values(); }
   /** The JSON of a task of this board as UTF-8 bytes, serialised once per version. */
   jsonOf(t: Task): Buffer {
     let bytes = this.texts.get(t);
@@ -121,6 +86,30 @@ export class Board {
     return task.depends_on.every((d) => { const t = this.tasks.get(d); return t !== undefined && depSatisfied(t); });
   }
 
+  /** Fill the board from many tasks at once (at start): every index, then each ready queue built in O(n). */
+  async load(fill: (put: (task: Task) => void) => Promise<void>): Promise<void> {
+    this.loading = true;
+    try {
+      await fill((t) => this.upsert(t));
+    } finally {
+      this.loading = false;
+    }
+    const byQueue = new Map<string, Entry[]>();
+    for (const t of this.byStatus('open')) {
+      if (!this.depsSatisfied(t)) continue;
+      const e: Entry = { id: t.id, priority: t.priority, created_at: t.created_at, queue: queueKey(t.tenant, t.role) };
+      this.setReady(t.id, e);
+      const list = byQueue.get(e.queue);
+      if (list) list.push(e); else byQueue.set(e.queue, [e]);
+    }
+    for (const [queue, items] of byQueue) {
+      const heap = this.queues.get(queue) ?? new Heap();
+      for (const e of items) heap.items.push(e);
+      heap.rebuild(() => true);
+      this.queues.set(queue, heap);
+    }
+  }
+
   /** Insert or replace a task and update every index; dependents become ready when it becomes satisfied. */
   upsert(task: Task): void {
     const prev = this.tasks.get(task.id);
@@ -128,6 +117,7 @@ export class Board {
     else this.noteNewId(task);
     this.tasks.set(task.id, task);
     this.index(task);
+    if (this.loading) return;
     this.refreshReady(task);
     if (!prev || depSatisfied(prev) !== depSatisfied(task)) {
       for (const d of this.dependents(task.id)) this.refreshReady(d);

@@ -80,7 +80,8 @@ export async function backfillRiskRecords(svc: TaskService): Promise<number> {
   // Temp files of a server SIGKILLed mid-write; we hold the server lock, so they are dead.
   await Promise.all(names.filter((f) => f.endsWith('.tmp')).map((f) => rm(join(dir, f), { force: true })));
   const have = new Set(names.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
-  const missing = svc.board.all().filter((t) => !have.has(t.id));
+  const missing: Task[] = [];
+  for (const t of svc.board.each()) if (!have.has(t.id)) missing.push(t);
   // 64 at a time, so an old board's records share journal datasyncs instead of paying one each.
   for (let i = 0; i < missing.length; i += 64) {
     await Promise.all(missing.slice(i, i + 64).map((t) => svc.deps.store.writeJson(svc.deps.layout.euAiAct(t.id), classifyTask(t), `eu_ai_act ${t.id}`)));

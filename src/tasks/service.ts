@@ -136,17 +136,17 @@ export class TaskService implements Tasks {
     const shards = await readdir(dir).catch(() => [] as string[]);
     let n = 0;
     // Every shard asked for at once: the store reads on while this parses what has arrived.
-    await Promise.all(shards.map(async (shard) => {
+    await this.board.load((put) => Promise.all(shards.map(async (shard) => {
       for (const [name, text] of await this.deps.store.readFolder(join(dir, shard))) {
         if (!isValidId(name.slice(0, -5))) continue;
         try {
-          this.board.upsert(upgrade(JSON.parse(text) as Task));
+          put(upgrade(JSON.parse(text) as Task));
           n++;
         } catch {
           // An unreadable file is skipped, as a torn JSONL line is.
         }
       }
-    }));
+    })).then(() => undefined));
     return n;
   }
 

@@ -153,5 +153,20 @@ idx('at 100k tasks, 10k takeNext calls each hand out a distinct ready task', () 
   assert.is(seen.size, 10_000);
 });
 
+q('a board loaded in bulk queues what one filled task by task would, in the same order', async () => {
+  const tasks = [
+    task('dep', { status: 'claimed' as Task['status'] }), task('waits', { depends_on: ['dep'], priority: 0 }),
+    task('p3', { priority: 3, created_at: at(1) }), task('p1', { priority: 1, created_at: at(2) }), task('qa', { role: 'qa' }),
+    task('acme', { tenant: 'acme' }), task('done', { status: 'done' as Task['status'] }),
+  ];
+  const bulk = new Board();
+  await bulk.load(async (put) => { for (const t of [...tasks].reverse()) put(t); });
+  const one = boardOf(...tasks);
+  assert.equal(drain(bulk), drain(one));
+  assert.equal([drain(bulk, 'qa'), drain(bulk, 'backend', 'acme')], [['qa'], ['acme']]);
+  bulk.upsert(transition(bulk.get('dep')!, 'complete', { result_summary: 'ok' } as never, at(3)));
+  assert.equal(drain(bulk), ['waits'], 'a dependent is queued once its dependency is done');
+});
+
 q.run();
 idx.run();
