@@ -83,24 +83,31 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // Every journaled change reaches its files (task files, audit segments, archive) before anything reads them.
   const deleted: string[] = [];
   await replayJournal(layout, log.withTag('store'), undefined, deleted);
-  await recoverState(layout, committer, new Set(deleted), o.restored, log);
+  // The files are compared with the ref while the board loads (both only read): the load waits for the
+  // restore alone, and what writes `.sdd` at start (the audit inbox, EU AI Act backfill) for the whole of it.
+  let filesThere!: () => void;
+  const restored = new Promise<void>((resolve) => { filesThere = resolve; });
+  const recovering = recoverState(layout, committer, new Set(deleted), o.restored, log, filesThere);
+  await Promise.race([restored, recovering]);
   await warnMissingAuditKey(layout, log);
   const chain = await openAuditChain({ layout, clock, log: log.withTag('audit') });
   const store = createOwnedStore({ layout, committer, log: log.withTag('store'), faults: testFaults(layout, o.env), timers, sealer: chain });
   // Audit records of other domains (SSO, exports) are journaled like a task change's: in chain order, exactly once.
   const audit = { append: (entry: AuditEntry) => store.emit({ audit: entry }) };
+  const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
+  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config, timers });
+  const { tasks } = domain;
+  log.info(`loaded ${domain.loaded} task(s)`);
+  await recovering;
   // CLI records queued while we hold the chain: each journaled with its file's deletion (exactly once).
   let draining: Promise<unknown> | undefined;
   const drainInbox = () => (draining ??= drainAuditInbox(layout, (entry, file) => store.emit({ audit: entry, removes: [file] }), log)
     .catch((err) => log.error('audit inbox failed', err)).finally(() => { draining = undefined; }));
   await drainInbox();
   const inboxTimer = timers.setInterval(drainInbox, 1000);
-  const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
-  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config, timers });
-  const { tasks } = domain;
-  log.info(`loaded ${domain.loaded} task(s)`);
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
-  if (domain.backfilled) log.info(`wrote the EU AI Act record of ${domain.backfilled} task(s)`);
+  const backfilled = await domain.backfill();
+  if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
 
   // --- cluster: before the authenticator, which asks it about the cluster secret and node tokens ---
   const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry });
@@ -244,9 +251,9 @@ async function startSso(o: RuntimeOptions, audit: { append(entry: AuditEntry): P
 
 // Under the server lock: write back what is still missing (journaled deletes excepted), commit what
 // differs and the journaled deletes, then say in words what happened.
-async function recoverState(layout: SddLayout, committer: StateCommitter, deletions: Set<string>, before: RestoreResult | null | undefined, log: Logger): Promise<void> {
+async function recoverState(layout: SddLayout, committer: StateCommitter, deletions: Set<string>, before: RestoreResult | null | undefined, log: Logger, onRestored: () => void): Promise<void> {
   // The per-task folders are restored here (initSdd restored only the rest), from the listings the recover makes.
-  const { report } = await committer.recover({ deletions, restore: true, ...(before ? { restored: before } : {}) });
+  const { report } = await committer.recover({ deletions, restore: true, onRestored, ...(before ? { restored: before } : {}) });
   await dropJournalDeletes(layout);
   log.info(startMessage(report));
 }

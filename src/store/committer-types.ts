@@ -29,6 +29,8 @@ export interface RecoverOptions {
   restored?: { paths: readonly string[]; tasks: number; diskHadNoTasks: boolean };
   /** First write back what the ref holds and the disk lacks (journaled `deletions` excepted), from the same listings. */
   restore?: boolean;
+  /** Called once every file is there (restored), before the files are compared with the ref: they may be read now. */
+  onRestored?: () => void;
 }
 
 export interface RecoverResult {

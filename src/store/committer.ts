@@ -3,10 +3,9 @@ import type { Logger } from '../lib/log.ts';
 import type { Git } from './git-cli.ts';
 import { isCommitted, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { recoverMessage } from './message.ts';
-import { diffWithRef, listCommitted, markCleanStop, readCleanStop, type RefBlob } from './recover.ts';
-import { restoreMissing } from './restore.ts';
+import { markCleanStop, startDiff } from './recover.ts';
 import { createStateWriter, type Batch } from './state-writer.ts';
-import type { CommitResult, Note, RecoverOptions, RecoverResult, StartReport, StateCommitter } from './types.ts';
+import type { CommitResult, Note, RecoverOptions, RecoverResult, StateCommitter } from './types.ts';
 
 export interface CommitterOptions {
   layout: SddLayout;
@@ -110,24 +109,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   const recover = (o: RecoverOptions = {}) =>
     enqueue(async (): Promise<RecoverResult> => {
       const head = await writer.reload();
-      const ref = head ? await listCommitted(git, head) : new Map<string, RefBlob>();
-      // After a clean stop at this head, files unchanged since are known from a stat (recover.ts).
-      const { changed, missing, hasTasks } = await diffWithRef(layout, ref, readCleanStop(layout.stateClean, head));
-      let deleted = missing.map((m) => m.rel);
-      let restored = o.restored ?? { paths: [], tasks: 0, diskHadNoTasks: false };
-      if (o.restore) {
-        // What the ref holds and the disk lacks is written back: it is then as the ref holds it.
-        const again = restoreMissing(layout, missing, hasTasks, o.deletions);
-        const back = new Set(again.paths);
-        deleted = deleted.filter((p) => !back.has(p));
-        restored = { paths: [...restored.paths, ...again.paths], tasks: restored.tasks + again.tasks, diskHadNoTasks: again.diskHadNoTasks };
-      }
-      const deletions = deleted.filter((p) => o.deletions?.has(p));
-      if (deleted.length > deletions.length) log.warn(`${deleted.length - deletions.length} path(s) of ${STATE_REF} are missing on disk; kept in the ref (a restart restores them)`);
-      const report: StartReport = {
-        first: !head && changed.size > 0, committed: [...changed.keys()].sort(), deleted: deletions,
-        restoredTasks: restored.tasks, restoredOther: restored.paths.length - restored.tasks, fetched: restored.diskHadNoTasks && restored.tasks > 0,
-      };
+      const { changed, deletions, report } = await startDiff(layout, git, head, o, log);
       if (!changed.size && !deletions.length) {
         recovered = true;
         return { commit: null, report };

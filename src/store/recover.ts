@@ -4,7 +4,9 @@ import { dirname, join } from 'node:path';
 import type { Logger } from '../lib/log.ts';
 import { blobId } from './git-objects.ts';
 import type { Git } from './git-cli.ts';
-import { isCommitted, isTaskFile, type SddLayout } from './layout.ts';
+import type { RecoverOptions, StartReport } from './committer-types.ts';
+import { isCommitted, isTaskFile, STATE_REF, type SddLayout } from './layout.ts';
+import { restoreMissing } from './restore.ts';
 
 /** A blob of the ref: its id and size. */
 export interface RefBlob { oid: string; size: number }
@@ -33,22 +35,55 @@ export async function scanSdd(layout: SddLayout, trust: { ref: ReadonlyMap<strin
 }
 
 /**
- * What differs between the disk and the ref (`ref` is consumed: what is left in it is not on disk):
- * changed or new paths with their blob ids, the ref's blobs the disk lacks, and whether it holds a task
- * file. A file unchanged since a
- * clean stop at the ref's head (`unchangedSince`) takes the ref's id from a stat; the others are read.
+ * What a start finds (RecoverOptions): the ref's blobs the disk lacks written back first (`restore`, then
+ * `onRestored`: the files are all there), then every file compared with the ref (`diffWithRef`): the
+ * changed paths with their blob ids, the journaled deletes to commit, and the report.
  */
-export async function diffWithRef(layout: SddLayout, ref: Map<string, RefBlob>, clean: CleanStop | null) {
+export async function startDiff(layout: SddLayout, git: Git, head: string | null, o: RecoverOptions, log: Logger) {
+  const ref = head ? await listCommitted(git, head) : new Map<string, RefBlob>();
+  const files = await listSddFiles(layout);
+  let restored = o.restored ?? { paths: [], tasks: 0, diskHadNoTasks: false };
+  if (o.restore) {
+    const again = restoreMissing(layout, missingFrom(ref, files), files.some(isTaskFile), o.deletions);
+    for (const rel of again.paths) ref.delete(rel); // written from the ref: as it holds them
+    restored = { paths: [...restored.paths, ...again.paths], tasks: restored.tasks + again.tasks, diskHadNoTasks: again.diskHadNoTasks };
+  }
+  o.onRestored?.();
+  const { changed, missing } = await diffWithRef(layout, ref, readCleanStop(layout.stateClean, head), files);
+  const deletions = missing.filter((m) => o.deletions?.has(m.rel)).map((m) => m.rel);
+  if (missing.length > deletions.length) log.warn(`${missing.length - deletions.length} path(s) of ${STATE_REF} are missing on disk; kept in the ref (a restart restores them)`);
+  const report: StartReport = {
+    first: !head && changed.size > 0, committed: [...changed.keys()].sort(), deleted: deletions,
+    restoredTasks: restored.tasks, restoredOther: restored.paths.length - restored.tasks, fetched: restored.diskHadNoTasks && restored.tasks > 0,
+  };
+  return { changed, deletions, report };
+}
+
+// The ref's blobs not among `files` (one pass of lookups when none is missing, the usual case).
+function missingFrom(ref: ReadonlyMap<string, RefBlob>, files: readonly string[]): { rel: string; oid: string }[] {
+  let found = 0;
+  for (const f of files) if (ref.has(f)) found++;
+  if (found === ref.size) return [];
+  const on = new Set(files);
+  const out: { rel: string; oid: string }[] = [];
+  for (const [rel, b] of ref) if (!on.has(rel)) out.push({ rel, oid: b.oid });
+  return out;
+}
+
+/**
+ * What differs between `files` on disk and the ref (`ref` is consumed: what is left in it is not on
+ * disk): changed or new paths with their blob ids, and the ref's blobs the disk lacks. A file unchanged
+ * since a clean stop at the ref's head (`unchangedSince`) takes the ref's id from a stat; the others are read.
+ */
+export async function diffWithRef(layout: SddLayout, ref: Map<string, RefBlob>, clean: CleanStop | null, files: readonly string[]) {
   const changed = new Map<string, string>();
-  let hasTasks = false;
-  await eachBlob(layout, await listSddFiles(layout), ref, clean, (rel, oid, blob) => {
+  await eachBlob(layout, files, ref, clean, (rel, oid, blob) => {
     if (blob?.oid !== oid) changed.set(rel, oid);
     ref.delete(rel);
-    hasTasks ||= isTaskFile(rel);
   });
   const missing: { rel: string; oid: string }[] = [];
   for (const [rel, blob] of ref) if (isCommitted(rel)) missing.push({ rel, oid: blob.oid });
-  return { changed, missing, hasTasks };
+  return { changed, missing };
 }
 
 // Measured on 100k small files: readFileSync 0.6 s, callback readFile ×64 in flight 1.1 s,

@@ -14,14 +14,19 @@ export interface TasksDomain {
   loaded: number;
   /** Let the cluster refuse claims of cordoned or draining nodes and count fenced writes. */
   installNodeHooks(hooks: NodeHooks): void;
-  /** EU AI Act records written for tasks that had none (created before they existed, or a crash between the two). */
-  backfilled: number;
+  /**
+   * Write the EU AI Act record of every task that has none (created before they existed, or a crash between
+   * the two); how many. A write: the server calls it once its start may write `.sdd`.
+   */
+  backfill(): Promise<number>;
 }
 
-/** Load the board (under the server lock) and build the domain's routes. */
+/** Load the board (under the server lock; it only reads) and build the domain's routes. */
 export async function openTasks(deps: TaskDeps): Promise<TasksDomain> {
   const svc = new TaskService(deps);
   const loaded = await svc.load();
-  const backfilled = await backfillRiskRecords(svc);
-  return { tasks: svc, installNodeHooks: (hooks) => { svc.nodes = hooks; }, routes: { read: taskReadRoutes(svc), write: taskWriteRoutes(svc), drain: drainRoutes(svc) }, loaded, backfilled };
+  return {
+    tasks: svc, installNodeHooks: (hooks) => { svc.nodes = hooks; }, routes: { read: taskReadRoutes(svc), write: taskWriteRoutes(svc), drain: drainRoutes(svc) },
+    loaded, backfill: () => backfillRiskRecords(svc),
+  };
 }
