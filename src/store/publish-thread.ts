@@ -1,7 +1,6 @@
 // The client side of the publisher's thread (publish-worker.ts): one request at a time, answered per file.
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { moduleWorker } from '../lib/worker.ts';
 import type { PublishReply, PublishRequest } from './publish-worker.ts';
 
 /** Files replaced (or deleted) off the event loop; per file, undefined when written, else its error. */
@@ -19,13 +18,7 @@ export function createPublishThread(): PublishThread {
   const replies = new Map<number, { resolve(r: PublishReply): void; reject(err: unknown): void }>();
   const thread = (): Worker => {
     if (worker) return worker;
-    // .js when built; .ts from source under tsx (dev, tests): Node 20 does not pass the loader to a
-    // worker, so a one-line bootstrap registers it before importing the worker module.
-    const ext = extname(fileURLToPath(import.meta.url));
-    const url = new URL(`./publish-worker${ext}`, import.meta.url);
-    const w = ext === '.ts'
-      ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(url.href)}); });`, { eval: true })
-      : new Worker(url);
+    const w = moduleWorker(import.meta.url, 'publish-worker');
     w.unref();
     w.on('message', (r: PublishReply) => {
       replies.get(r.id)?.resolve(r);
