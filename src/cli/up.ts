@@ -83,7 +83,7 @@ function untilSignal(runtime: Runtime, log: Logger, release: () => Promise<void>
 
 /**
  * How far the heap may grow past what a full GC kept (V8 reads it at every GC): 100% while the board
- * loads (a full GC every 20% of growth cost 0.7 s of CPU at 100k tasks), then 20%, not V8's default of
+ * loads (a full GC every 20% of growth cost 0.7 s of CPU at 100k tasks), then 10%, not V8's default of
  * up to 4x: the write path makes short-lived texts that outlive a scavenge, and with the default they
  * piled up to 700 MiB of heap for 150 MiB of live data while 100k tasks were created (bench/README.md).
  * Someone who set the heap's size or growth themselves keeps it.
@@ -111,7 +111,7 @@ export const upCommand = (name: string) =>
       if (err.code === 'EADDRINUSE') throw new CliError(`port ${config.server.port} is in use; use --port`);
       throw err;
     });
-    heapGrowth(env, 20);
+    heapGrowth(env, 10);
     writeFileSync(layout.serverInfo, JSON.stringify({ pid: process.pid, host: runtime.host, port: runtime.port, ...(runtime.grpcPort === null ? {} : { grpc_port: runtime.grpcPort }), started_at: new Date().toISOString() }) + '\n');
     log.success(`svc listening on http://${runtime.host}:${runtime.port} for ${root}`);
     await untilSignal(runtime, log, release);

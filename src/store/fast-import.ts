@@ -33,27 +33,38 @@ const PIECE = 64 * 1024;
  * null is left out. Descriptors of streamed files are closed whatever happens.
  */
 export async function* importStream(c: ImportCommit): AsyncGenerator<Uint8Array> {
-  const text = (s: string) => Buffer.from(s, 'utf8');
-  yield text(`feature done\ncommit ${c.ref}\nmark :1\ncommitter svc <svc@localhost> ${Math.floor(c.timestampMs / 1000)} +0000\n`);
-  yield text(`data ${Buffer.byteLength(c.message + '\n')}\n${c.message}\n\n`);
-  if (c.parent) yield text(`from ${c.parent}\n`);
+  // Pieces gathered into chunks of about PIECE bytes: a write to git's stdin each, not one per line.
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  const put = (p: Uint8Array | string) => {
+    const b = typeof p === 'string' ? Buffer.from(p, 'utf8') : p;
+    parts.push(b);
+    size += b.byteLength;
+  };
+  const take = () => { const chunk = Buffer.concat(parts, size); parts = []; size = 0; return chunk; };
+  put(`feature done\ncommit ${c.ref}\nmark :1\ncommitter svc <svc@localhost> ${Math.floor(c.timestampMs / 1000)} +0000\n`);
+  put(`data ${Buffer.byteLength(c.message + '\n')}\n${c.message}\n\n`);
+  if (c.parent) put(`from ${c.parent}\n`);
   for (const path of c.paths) {
     const got = c.content(path);
     if (!got) continue;
     const q = quotePath(path);
-    if (got.kind === 'deleted') yield text(`D ${q}\n`);
-    else if (got.kind === 'blob') yield text(`M 100644 ${got.oid} ${q}\n`);
+    if (got.kind === 'deleted') put(`D ${q}\n`);
+    else if (got.kind === 'blob') put(`M 100644 ${got.oid} ${q}\n`);
     else if (got.kind === 'bytes') {
-      yield text(`M 100644 inline ${q}\ndata ${got.data.byteLength}\n`);
-      yield got.data;
-      yield text('\n');
+      put(`M 100644 inline ${q}\ndata ${got.data.byteLength}\n`);
+      put(got.data);
+      put('\n');
     } else {
-      yield text(`M 100644 inline ${q}\ndata ${got.size}\n`);
+      put(`M 100644 inline ${q}\ndata ${got.size}\n`);
+      yield take();
       yield* streamFd(got);
-      yield text('\n');
+      put('\n');
     }
+    if (size >= PIECE) yield take();
   }
-  yield text(`\nget-mark :1\nls :1 .sdd\n${c.parent ? `ls ${c.parent} .sdd\n` : ''}reset ${c.ref}\nfrom ${'0'.repeat(40)}\n\ndone\n`);
+  put(`\nget-mark :1\nls :1 .sdd\n${c.parent ? `ls ${c.parent} .sdd\n` : ''}reset ${c.ref}\nfrom ${'0'.repeat(40)}\n\ndone\n`);
+  yield take();
 }
 
 // Exactly `size` bytes from the start of the file (lines appended meanwhile wait for the next commit).

@@ -336,6 +336,22 @@ export const TASK_SCHEMAS: TSchema[] = [
 export interface NewTaskContext { id: string; now: string; tenant: string }
 
 /** A full open task from a validated create body, with every default of DECISIONS.md. */
+// Frozen and shared by every task that has none: 100k empty metadata objects and lists cost 12 MiB of
+// heap. A task is never changed in place (a change makes a new record), and frozen, nothing could.
+const NO_ITEMS: string[] = Object.freeze([]) as unknown as string[];
+const NO_METADATA: Record<string, unknown> = Object.freeze({});
+const listOf = (items: readonly string[] | undefined): string[] => (items?.length ? [...new Set(items)] : NO_ITEMS);
+
+/** A task record as read from its file, its empty lists and metadata the shared frozen ones (see above). */
+export function compactTask(t: Task): Task {
+  if (t.depends_on.length === 0) t.depends_on = NO_ITEMS;
+  if (t.owned_files.length === 0) t.owned_files = NO_ITEMS;
+  if (Object.keys(t.metadata).length === 0) t.metadata = NO_METADATA;
+  if (t.updated_at === t.created_at) t.updated_at = t.created_at; // one string for two equal times
+  return t;
+}
+
+/** A new open task from what a client asked for, with its id, time and tenant. */
 export function newTask(create: TaskCreate, ctx: NewTaskContext): Task {
   return {
     id: ctx.id, title: create.title, description: create.description ?? '',
@@ -343,11 +359,11 @@ export function newTask(create: TaskCreate, ctx: NewTaskContext): Task {
     scope: create.scope ?? 'medium', complexity: create.complexity ?? 'medium', status: 'open',
     assigned_agent: null, claimed_by_session: null,
     parent_session_id: create.parent_session_id ?? null, parent_task_id: create.parent_task_id ?? null,
-    depends_on: [...new Set(create.depends_on ?? [])], owned_files: [...new Set(create.owned_files ?? [])],
+    depends_on: listOf(create.depends_on), owned_files: listOf(create.owned_files),
     cell_id: create.cell_id ?? null, tenant: ctx.tenant, version: 1,
     estimated_minutes: create.estimated_minutes ?? 30, model: create.model ?? null,
     result_summary: null, failure: null, status_reason: null, branch: null,
-    metadata: { ...(create.metadata ?? {}) }, chat_context: create.chat_context ?? null,
+    metadata: create.metadata && Object.keys(create.metadata).length ? { ...create.metadata } : NO_METADATA, chat_context: create.chat_context ?? null,
     node_id: null, retry_count: 0, max_retries: create.max_retries ?? 2, claim_count: 0,
     created_at: ctx.now, updated_at: ctx.now, claimed_at: null, completed_at: null,
   };

@@ -20,7 +20,7 @@ import { readProgress, reportProgress } from './progress.ts';
 import { Draining, TaskNotFound, TaskReassigned, VersionConflict } from './errors.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
-import { toArchiveRecord, type Task, type TaskCreate, type TaskProgressRequest, type TaskSelfCreate } from './schema.ts';
+import { compactTask, toArchiveRecord, type Task, type TaskCreate, type TaskProgressRequest, type TaskSelfCreate } from './schema.ts';
 import type { TenantGate } from '../auth/index.ts';
 
 /** What the audit log is told about a change to a task. */
@@ -140,7 +140,7 @@ export class TaskService implements Tasks {
       for (const [name, text] of await this.deps.store.readFolder(join(dir, shard))) {
         if (!isValidId(name.slice(0, -5))) continue;
         try {
-          put(upgrade(JSON.parse(text) as Task));
+          put(fromFile(JSON.parse(text) as Task));
           n++;
         } catch {
           // An unreadable file is skipped, as a torn JSONL line is.
@@ -288,4 +288,7 @@ export class TaskService implements Tasks {
 function upgrade(t: Task): Task {
   return t.branch === undefined ? { ...t, branch: null } : t;
 }
+
+// A record just parsed from its file: upgraded, and compact in memory (schema.ts compactTask).
+const fromFile = (t: Task): Task => compactTask(upgrade(t));
 
