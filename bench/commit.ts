@@ -12,9 +12,9 @@ import { silentLogger } from '../src/lib/log.ts';
 import { createCommitter } from '../src/store/committer.ts';
 import { createGit } from '../src/store/git-cli.ts';
 import { ulidIds } from '../src/store/ids.ts';
-import { stableStringify } from '../src/store/io.ts';
+import { stableStringify } from '../src/store/records/cas.ts';
 import { sddLayout, shardedRel, type SddLayout } from '../src/store/layout.ts';
-import { createRecordStore } from '../src/store/records.ts';
+import { createRecordStore } from '../src/store/records/shared.ts';
 import { makeRepo, type TempRepo } from '../test/helpers/repo.ts';
 
 // BENCH_SIZES=1000,100000 narrows the sizes for a quick look; the table in bench/README.md uses all three.

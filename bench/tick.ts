@@ -48,9 +48,9 @@ for (let i = 0; i < OPEN + SESSIONS; i++) {
 const git = createGit(repo.dir);
 const committer = createCommitter({ layout, git, log, clock, intervalMs: 250, gcEveryCommits: 0 });
 await ensureTenants(layout);
-const store = createRecordStore({ layout, committer, log });
 const audit = createAuditLog({ layout, clock, log, onAppend: (abs) => committer.touch(abs) });
-const svc = new TaskService({ layout, store, clock, ids, log, audit, tenants: createTenantGate({ layout, log, defaultMax: 1_000_000 }), config });
+const store = createRecordStore({ layout, committer, log, audit });
+const svc = new TaskService({ layout, store, clock, ids, log, tenants: createTenantGate({ layout, log, defaultMax: 1_000_000 }), config });
 const loaded = await svc.load();
 const seedS = (performance.now() - seedStart) / 1000;
 

@@ -1,11 +1,14 @@
 // Trees for compliance fixtures and the check bench: chained audit segments, task files, EU AI Act records.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import canonicalizeCjs from 'canonicalize';
 import { classifyTask } from '../../src/compliance/index.ts';
-import { nextRecord, type AuditTail } from '../../src/observe/index.ts';
+import { nextRecord, type AuditRecord, type AuditTail } from '../../src/observe/index.ts';
 import { shardedRel } from '../../src/store/index.ts';
 
 export const FIXTURE_KEY = '5f'.repeat(32);
+const canonicalize = canonicalizeCjs as unknown as (v: unknown) => string | undefined;
 
 /** Segments `<day>.jsonl` with `perDay` HMAC-chained records each, as the server would write them. */
 export function writeAudit(sdd: string, keyHex: string, days: string[], perDay: number, taskIds: string[] = []): number {
@@ -51,4 +54,24 @@ export function writeTasks(sdd: string, n: number, startMs: number): string[] {
 /** The days from `first` (YYYY-MM-DD) for `count` days. */
 export function days(first: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => new Date(Date.parse(`${first}T00:00:00Z`) + i * 86_400_000).toISOString().slice(0, 10));
+}
+
+/**
+ * The walk as it was before segments were summarised on threads: one thread, JSON.parse, the
+ * canonicalize package and one createHmac per record. The baseline of bench:compliance (intact logs only).
+ */
+export function referenceWalk(auditDir: string, key: Uint8Array): number {
+  let seq = 0;
+  let prev = '0'.repeat(64);
+  for (const name of readdirSync(auditDir).filter((n) => /^\d{4}-\d{2}-\d{2}\.jsonl$/.test(n)).sort()) {
+    for (const line of readFileSync(join(auditDir, name), 'utf8').split('\n')) {
+      if (!line) continue;
+      const { hmac, ...rest } = JSON.parse(line) as AuditRecord;
+      const want = createHmac('sha256', key).update(rest.prev + (canonicalize(rest) ?? '')).digest('hex');
+      if (rest.seq !== seq + 1 || rest.prev !== prev || want !== hmac) throw new Error(`reference walk: ${name} seq ${rest.seq} does not verify`);
+      seq = rest.seq;
+      prev = hmac;
+    }
+  }
+  return seq;
 }

@@ -122,22 +122,39 @@ export async function waitSettled(server: SvcServer, o: { journal?: boolean; tim
   return since;
 }
 
-/** next = GET /tasks/next/<role> (404 = empty), complete = POST /tasks/<id>/complete, over `workers` keep-alive sockets. */
-export function svcSteps(server: SvcServer, role: string, workers: number): { steps: CycleSteps<string>; close(): void } {
+/**
+ * next = GET /tasks/next/<role> (404 = empty), complete = POST /tasks/<id>/complete, over `workers` keep-alive
+ * sockets; `fused`: complete?next=<role> brings the worker's next task, so a cycle is one request.
+ */
+export function svcSteps(server: SvcServer, role: string, workers: number, fused = false): { steps: CycleSteps<string>; close(): void } {
   const client = jsonClient(server.url, server.token, workers);
-  return {
-    steps: {
-      async next() {
-        const res = await client.call('GET', `/tasks/next/${role}`);
-        if (res.status === 404) return undefined;
-        if (res.status !== 200) throw new Error(`GET /tasks/next/${role} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
-        return (res.body as { id: string }).id;
-      },
-      async complete(_w, id) {
-        const res = await client.call('POST', `/tasks/${id}/complete`, { result_summary: 'benchmark: done' });
-        if (res.status !== 200) throw new Error(`POST /tasks/${id}/complete answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
-      },
+  // Fused: complete?next=<role> claims the worker's next task in the same request (POST /tasks/{id}/complete?next=).
+  const pending = new Map<number, string>();
+  const fusedSteps: CycleSteps<string> = {
+    next: (w) => steps.next(w),
+    prefetched(w) {
+      const id = pending.get(w);
+      pending.delete(w);
+      return id;
     },
-    close: () => client.close(),
+    async complete(w, id) {
+      const res = await client.call('POST', `/tasks/${id}/complete?next=${role}`, { result_summary: 'benchmark: done' });
+      if (res.status !== 200) throw new Error(`POST /tasks/${id}/complete?next= answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+      const next = (res.body as { next: { id: string } | null }).next;
+      if (next) pending.set(w, next.id);
+    },
   };
+  const steps: CycleSteps<string> = {
+    async next() {
+      const res = await client.call('GET', `/tasks/next/${role}`);
+      if (res.status === 404) return undefined;
+      if (res.status !== 200) throw new Error(`GET /tasks/next/${role} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+      return (res.body as { id: string }).id;
+    },
+    async complete(_w, id) {
+      const res = await client.call('POST', `/tasks/${id}/complete`, { result_summary: 'benchmark: done' });
+      if (res.status !== 200) throw new Error(`POST /tasks/${id}/complete answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+    },
+  };
+  return { steps: fused ? fusedSteps : steps, close: () => client.close() };
 }

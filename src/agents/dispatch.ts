@@ -1,11 +1,11 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createToken } from '../auth/index.ts';
-import { HttpError } from '../lib/http-error.ts';
-import { claimOne, type GateReport, type Task } from '../tasks/index.ts';
+import { hasCode } from '../lib/domain-error.ts';
+import { TASK_REFUSALS, type GateReport, type Reservation, type Task } from '../tasks/index.ts';
 import {
-  addWorktree, agentBranch, agentEnv, buildPrompt, chooseAdapter, envPolicy, exitFilePath, graveyardRef, planLaunch, promptPath,
-  revParse, runTraceparent, sandboxWrapper, spawnAgent, type AdapterName, type PreviousAttempt,
+  addWorktree, adapterSettings, agentBranch, agentEnv, buildPrompt, chooseAdapter, envPolicy, exitFilePath, graveyardRef, planLaunch, promptPath,
+  revParse, runTraceparent, sandboxWrapper, spawnAgent, takesMcp, type AdapterName, type PreviousAttempt,
 } from '../runner/index.ts';
 import { notify } from './observer.ts';
 import { writeOwner } from './session-owner.ts';
@@ -47,31 +47,31 @@ export async function dispatchReady(ctx: AgentContext, state: DispatchState): Pr
   let budget = Math.min(batch_size, max_agents - runningCount(ctx.sessions.values()));
   // No agent CLI at all, or no sandbox where one is required: nothing could start, so leave the queues alone (warned once).
   if (budget <= 0 || ctx.svc.draining || (ctx.detected.length === 0 && !warnNoAdapter(ctx, state)) || !sandboxUsable(ctx, state)) return [];
-  const queues = fairQueues(ctx.svc.board.byStatus('open'), state.cursor);
+  const queues = fairQueues(ctx.svc.list({ status: 'open' }), state.cursor);
   const empty = new Set<number>();
-  const skipped: Task[] = [];
+  const skipped: Reservation[] = [];
   const started: Session[] = [];
   try {
     for (let i = 0; budget > 0 && empty.size < queues.length; i = (i + 1) % queues.length) {
       if (empty.has(i)) continue;
       const q = queues[i]!;
-      const task = ctx.svc.board.takeNext(q.role, q.tenant);
-      if (!task) { empty.add(i); continue; }
-      const adapter = pickAdapter(ctx, state, task);
-      if (!adapter) { skipped.push(task); continue; }
+      const taken = ctx.svc.reserveNext(q.role, q.tenant);
+      if (!taken) { empty.add(i); continue; }
+      const adapter = pickAdapter(ctx, state, taken.task);
+      if (!adapter) { skipped.push(taken); continue; }
       state.cursor = `${q.tenant}\u0000${q.role}`;
-      const s = await startSession(ctx, task, adapter);
-      if (s) { started.push(s); budget--; } else skipped.push(task);
+      const s = await startSession(ctx, taken.task, adapter);
+      if (s) { started.push(s); budget--; } else skipped.push(taken);
     }
   } finally {
-    for (const t of skipped) ctx.svc.board.putBack(t);
+    for (const r of skipped) r.release();
   }
   return started;
 }
 
 function warnNoAdapter(ctx: AgentContext, state: DispatchState): false {
   const reason = 'no agent CLI found on PATH';
-  if (ctx.svc.board.counts().open > 0 && !state.warned.has(reason)) {
+  if (ctx.svc.counts().open > 0 && !state.warned.has(reason)) {
     state.warned.add(reason);
     ctx.log.warn(`cannot dispatch tasks: ${reason} (set agents.default / agents.<name>.command in .sdd/config.yaml)`);
   }
@@ -81,7 +81,7 @@ function warnNoAdapter(ctx: AgentContext, state: DispatchState): false {
 // `agents.sandbox: bwrap` that does not work: agents never start unsandboxed.
 function sandboxUsable(ctx: AgentContext, state: DispatchState): boolean {
   if (ctx.sandbox.mode !== 'unavailable') return true;
-  if (ctx.svc.board.counts().open > 0 && !state.warned.has(ctx.sandbox.reason)) {
+  if (ctx.svc.counts().open > 0 && !state.warned.has(ctx.sandbox.reason)) {
     state.warned.add(ctx.sandbox.reason);
     ctx.log.error(`cannot dispatch tasks: ${ctx.sandbox.reason} (install bubblewrap, or set agents.sandbox to auto or none)`);
   }
@@ -114,10 +114,12 @@ export async function startSession(ctx: AgentContext, task: Task, adapter: Adapt
   let claimed: Task;
   try {
     // The branch on the claim: dependents of this task wait until its work is merged (closed), not just done.
-    claimed = await claimOne(ctx.svc, task.id, { claimed_by_session: sid, expectedVersion: task.version, branch: agentBranch(sid) }, who);
+    claimed = await ctx.svc.claim(task.id, { claimed_by_session: sid, expectedVersion: task.version, branch: agentBranch(sid) }, who);
   } catch (err) {
     await removeSessionFiles(ctx.layout, sid);
-    ctx.log.debug(`dispatch of ${task.id} skipped: ${(err as Error).message}`);
+    // Lost to another claimer or blocked: the next round decides again. Anything else is worth a warning.
+    if (hasCode(err, ...TASK_REFUSALS, 'draining')) ctx.log.debug(`dispatch of ${task.id} skipped: ${(err as Error).message}`);
+    else ctx.log.warn(`dispatch of ${task.id} failed: ${(err as Error).message}`);
     return null;
   }
   const s: Session = { rec, child: null, exit: null, busy: false };
@@ -134,13 +136,16 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   const { rec } = s;
   const wt = await addWorktree(ctx, rec.session_id, ctx.base);
   const previous = await previousAttempt(ctx, task);
-  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl, ...(previous ? { previous } : {}) });
+  // The svc MCP server, run by the shim the sandbox lets the agent run (agents.mcp); the token stays in the environment.
+  const mcp = ctx.config.agents.mcp ? { svc: ctx.svcBinDir ? join(ctx.svcBinDir, 'svc') : 'svc', serverUrl: ctx.serverUrl } : undefined;
+  const withMcp = !!mcp && takesMcp(rec.adapter as AdapterName, adapterSettings(ctx.config.agents, rec.adapter as AdapterName));
+  const prompt = buildPrompt({ task, sessionId: rec.session_id, worktree: wt.path, branch: wt.branch, baseBranch: ctx.base, serverUrl: ctx.serverUrl, mcp: withMcp, ...(previous ? { previous } : {}) });
   const promptFile = promptPath(ctx.layout, rec.session_id);
   await mkdir(dirname(promptFile), { recursive: true, mode: 0o700 });
   await writeFile(promptFile, prompt, { mode: 0o600 });
   const plan = planLaunch({
     adapter: rec.adapter as AdapterName, agents: ctx.config.agents, taskModel: task.model,
-    values: { prompt_file: promptFile, prompt, task_id: task.id, session_id: rec.session_id, worktree: wt.path },
+    values: { prompt_file: promptFile, prompt, task_id: task.id, session_id: rec.session_id, worktree: wt.path }, ...(mcp ? { mcp } : {}),
   });
   rec.model = plan.model || null;
   const tok = await createToken(ctx.layout, { role: 'agent', taskId: task.id, tenant: task.tenant, label: `agent session ${rec.session_id}` }, ctx.clock);
@@ -164,9 +169,9 @@ async function launch(ctx: AgentContext, s: Session, task: Task): Promise<void> 
   Object.assign(rec, { pid: proc.pid, status: 'running', started_at: ctx.clock.iso() });
   await saveSession(ctx, rec);
   notify(ctx.observer, ctx.log, 'started', { ...rec });
-  await ctx.svc.apply(task.id, 'start', {}, { actor: 'orchestrator', tenant: task.tenant }).catch((err) => {
-    // A quick agent may already have reported progress or completed.
-    if (!(err instanceof HttpError && err.status === 409)) throw err;
+  await ctx.svc.apply(task.id, 'start', {}, { actor: 'orchestrator', tenant: task.tenant }, { heldBy: rec.session_id }).catch((err) => {
+    // A quick agent may already have reported progress or completed (or the task went to another session).
+    if (!hasCode(err, 'transition_refused', 'task_reassigned')) throw err;
   });
 }
 
@@ -193,9 +198,10 @@ async function failedStart(ctx: AgentContext, s: Session, err: Error): Promise<v
   await appendFile(ctx.layout.log(rec.session_id), `[svc] could not start the agent: ${err.message}\n`).catch(() => undefined);
   if (rec.pid === null) Object.assign(rec, { status: 'exited', ended_at: ctx.clock.iso() });
   await saveSession(ctx, rec).catch(() => undefined);
-  const task = ctx.svc.board.get(rec.task_id);
+  const task = ctx.svc.get(rec.task_id);
   if (task && task.claimed_by_session === rec.session_id && (task.status === 'claimed' || task.status === 'in_progress')) {
-    await ctx.svc.apply(rec.task_id, 'release', { reason: `agent could not be started: ${err.message}` }, { actor: 'orchestrator', tenant: rec.tenant })
-      .catch((e) => ctx.log.error(`release of ${rec.task_id} failed`, e));
+    // Only while this session still holds it: a release must never take the task from its next holder.
+    await ctx.svc.apply(rec.task_id, 'release', { reason: `agent could not be started: ${err.message}` }, { actor: 'orchestrator', tenant: rec.tenant }, { heldBy: rec.session_id })
+      .catch((e) => { if (!hasCode(e, 'task_reassigned', 'transition_refused')) ctx.log.error(`release of ${rec.task_id} failed`, e); });
   }
 }

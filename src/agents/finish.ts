@@ -1,6 +1,6 @@
 import { HttpError } from '../lib/http-error.ts';
 import { oneLine } from '../lib/one-line.ts';
-import { finish, type Actor, type Task, type TaskOp } from '../tasks/index.ts';
+import type { Actor, Task, TaskOp } from '../tasks/index.ts';
 import { envPolicy, gateEnv, sandboxWrapper } from '../runner/index.ts';
 import { runGates } from './gates.ts';
 import { mergeSession, type MergeResult } from './merge.ts';
@@ -20,7 +20,7 @@ export function gateVerdict(input: { pass: boolean; failedRequired: string[]; re
 /** A done task: run the gates in its worktree, then merge its branch into the base and close it (or reopen, fail, block, defer). */
 export async function finishSession(ctx: AgentContext, s: Session): Promise<void> {
   const { rec } = s;
-  const task = ctx.svc.board.get(rec.task_id);
+  const task = ctx.svc.get(rec.task_id);
   if (!task || task.status !== 'done') return;
   const who = { actor: 'orchestrator', tenant: task.tenant };
   if (rec.gates_passed === null) {
@@ -86,7 +86,7 @@ export function conflictReason(input: { taskId: string; paths: readonly string[]
 
 // `metadata.merge_deferred` tells users of the board why a done task is not closed yet.
 async function setMetadata(ctx: AgentContext, task: Task, who: Actor, reason: string | null): Promise<void> {
-  const cur = ctx.svc.board.get(task.id) ?? task;
+  const cur = ctx.svc.get(task.id) ?? task;
   const { merge_deferred: _old, ...rest } = cur.metadata;
   const metadata = reason === null ? rest : { ...rest, merge_deferred: reason };
   await ctx.svc.patch(task.id, { metadata }, who).catch((err) => ctx.log.warn(`task ${task.id}: cannot note the deferred merge: ${(err as Error).message}`));

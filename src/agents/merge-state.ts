@@ -1,5 +1,6 @@
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../store/atomic.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
 
@@ -42,20 +43,12 @@ export async function readMergeState(layout: SddLayout, sid: string): Promise<Pa
   }
 }
 
-/** Write the state atomically (temp file, fsync, rename), stable key order. */
+/** Write the state atomically (the store's temp file, fsync, rename, folder fsync), stable key order. */
 export async function writeMergeState(layout: SddLayout, state: PartialMergeState): Promise<void> {
   const file = mergeStatePath(layout, state.session_id);
   await mkdir(layout.mergesDir, { recursive: true });
   const body = { session_id: state.session_id, merged_files: state.merged_files, merge_commits: state.merge_commits, last_merged_at: state.last_merged_at };
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w');
-  try {
-    await fh.writeFile(JSON.stringify(body, null, 2) + '\n');
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, file);
+  await writeFileAtomic(file, JSON.stringify(body, null, 2) + '\n');
 }
 
 /** What `GET /tasks/{id}/partial-merge` answers: everything merged so far, the last commit. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Config } from '../config/index.ts';
+import type { Timers } from '../lib/timers.ts';
 import { detectAdapters, resolveSandbox, type SandboxState, currentBranch } from '../runner/index.ts';
 import { dispatchReady, type DispatchState } from './dispatch.ts';
 import { finishSession } from './finish.ts';
@@ -20,6 +21,8 @@ export interface OrchestratorDeps extends AgentDeps {
   randomBytes?: (n: number) => Uint8Array;
   /** Debounce of watcher-triggered ticks (default 50 ms). */
   debounceMs?: number;
+  /** The tick interval and debounce run on these (default: the real ones). */
+  timers?: Timers;
 }
 
 /** The tick loop of `svc up` and the sessions it runs. */
@@ -65,7 +68,7 @@ class TickingOrchestrator implements Orchestrator {
       randomHex: deps.randomHex ?? randomHex8, randomBytes: deps.randomBytes ?? randomBytes, observer: deps.observer,
     };
     this.fileValues = { max_agents: deps.config.orchestrator.max_agents, batch_size: deps.config.orchestrator.batch_size };
-    this.loop = new TickLoop(() => this.runTick(), { debounceMs: deps.debounceMs ?? 50, onError: (err) => this.ctx.log.error('tick failed', err) });
+    this.loop = new TickLoop(() => this.runTick(), { debounceMs: deps.debounceMs ?? 50, onError: (err) => this.ctx.log.error('tick failed', err), ...(deps.timers ? { timers: deps.timers } : {}) });
   }
 
   async start(serverUrl: string, opts: { timers?: boolean } = {}): Promise<void> {

@@ -77,7 +77,9 @@ export async function adoptSessions(ctx: AgentContext): Promise<void> {
   }
   if (!ctx.base) return;
   // Every session with a record keeps its worktree; the tick decides what happens to it. Others are retired (graveyard first).
-  const report = await reconcileWorktrees(ctx, { live: new Set(ctx.sessions.keys()), base: ctx.base });
+  // Sessions of cluster nodes push agent/<sid> to /repo.git, also while we start: never strays.
+  const remote = new Set(ctx.svc.list({ status: ['claimed', 'in_progress', 'done'] }).filter((t) => t.node_id && t.claimed_by_session).map((t) => t.claimed_by_session!));
+  const report = await reconcileWorktrees(ctx, { live: new Set(ctx.sessions.keys()), base: ctx.base, remote });
   for (const r of report.retired) {
     ctx.log.info(`retired stray session ${r.sessionId}${r.graveyard.length ? `; unmerged work kept in ${r.graveyard.join(', ')}` : ''}`);
   }

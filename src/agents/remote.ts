@@ -20,7 +20,7 @@ export function remoteAction(task: Pick<Task, 'status' | 'node_id' | 'claimed_by
 export async function adoptRemoteDone(ctx: AgentContext): Promise<Session[]> {
   if (!ctx.base) return [];
   const adopted: Session[] = [];
-  for (const task of ctx.svc.board.byStatus('done')) {
+  for (const task of ctx.svc.list({ status: 'done' })) {
     const known = (sid: string) => ctx.sessions.has(sid);
     if (remoteAction(task, known, null) === 'skip') continue;
     const sid = task.claimed_by_session!;

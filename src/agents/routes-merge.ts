@@ -5,7 +5,7 @@ import { defineRoute, type Route } from '../lib/route.ts';
 import type { Git } from '../store/git-cli.ts';
 import { assertTaskId, isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
-import { actorOf, PartialMergeRequest, PartialMergeResponse, TaskIdParams, type Task, type TaskService } from '../tasks/index.ts';
+import { PartialMergeRequest, PartialMergeResponse, TaskIdParams, type Task, type Tasks } from '../tasks/index.ts';
 import { readMergeState, stateAsResponse } from './merge-state.ts';
 import { partialMerge } from './partial-merge.ts';
 import { readOwner } from './session-owner.ts';
@@ -13,7 +13,7 @@ import type { SessionRecord } from './sessions.ts';
 
 /** What the partial-merge routes need. */
 export interface MergeRouteDeps {
-  svc: TaskService;
+  svc: Tasks;
   git: Git;
   layout: SddLayout;
   clock: Clock;
@@ -47,7 +47,7 @@ export function partialMergeRoutes(deps: MergeRouteDeps): Route[] {
       responses: { 200: { description: 'What was merged', schema: Type.Ref(PartialMergeResponse) }, 404: E('Task not found'), 409: E('Task not in progress, no active session, or the checkout has changes to target files') },
       handler: async (ctx) => {
         const id = assertTaskId(ctx.params.task_id);
-        const task = deps.svc.visible(id, actorOf(deps.svc, ctx).tenant);
+        const task = deps.svc.visible(id, ctx.who.tenant);
         if (task.status !== 'in_progress' || !task.claimed_by_session) throw conflict(`Task '${id}' is not in progress with an active session (state '${task.status}')`);
         const sid = await ownSession(deps, task);
         if (!sid) throw conflict(`Task '${id}' is claimed by '${String(task.claimed_by_session).slice(0, 100)}', not by a session svc started for it; only such a session's branch can be merged`);
@@ -64,7 +64,7 @@ export function partialMergeRoutes(deps: MergeRouteDeps): Route[] {
       responses: { 200: { description: 'Merged so far', schema: Type.Ref(PartialMergeResponse) }, 404: E('Task not found or no session') },
       handler: async (ctx) => {
         const id = assertTaskId(ctx.params.task_id);
-        const task = deps.svc.visible(id, actorOf(deps.svc, ctx).tenant);
+        const task = deps.svc.visible(id, ctx.who.tenant);
         const sid = await ownSession(deps, task);
         if (!sid) throw notFound(`Task '${id}' has no session started by svc`);
         const body = stateAsResponse(await readMergeState(deps.layout, sid));

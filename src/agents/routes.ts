@@ -6,7 +6,7 @@ import { defineRoute, RAW, type Route, type RouteContext } from '../lib/route.ts
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
-import { actorOf, type TaskService } from '../tasks/index.ts';
+import type { Tasks } from '../tasks/index.ts';
 import { streamJson } from '../lib/json-stream.ts';
 import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX, LogFollowers, logResponseJson, openLogWindow, streamStart } from '../runner/index.ts';
 import type { Orchestrator } from './orchestrator.ts';
@@ -22,7 +22,7 @@ export interface SseLike {
 
 /** What the agent routes read: the board, the `.sdd` tree, the orchestrator's sessions and an SSE opener. */
 export interface AgentRouteDeps {
-  svc: TaskService;
+  svc: Tasks;
   layout: SddLayout;
   store: RecordStore;
   orchestrator: Pick<Orchestrator, 'sessions' | 'requestTick'>;
@@ -52,7 +52,7 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
   // Unknown, unnamable or another tenant's → 404; another task's for a task-scoped token → 403.
   const session = async (ctx: RouteContext<{ session_id: string }, unknown, unknown>): Promise<string> => {
     const raw = ctx.params.session_id;
-    const tenant = actorOf(deps.svc, ctx).tenant;
+    const tenant = ctx.who.tenant;
     if (!isValidId(raw)) throw notFound(`Session '${String(raw).slice(0, 100)}' not found`);
     const held = deps.orchestrator.sessions().find((s) => s.session_id === raw);
     sessionAccess(held ? { session_id: raw, task_id: held.task_id, tenant: held.tenant } : await readOwner(deps.layout, raw), raw, tenant, ctx.principal);
@@ -63,10 +63,10 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
       method: 'GET', path: '/agents', operationId: 'list_agents', summary: 'Agent sessions of the caller\'s tenant (synthetic entries from claimed tasks when none is live)', tags: ['agents'], access: 'read',
       query: TenantQuery, responses: { 200: { description: 'Sessions', schema: Type.Array(AgentEntry) } },
       handler: (ctx) => {
-        const { tenant } = actorOf(deps.svc, ctx);
+        const { tenant } = ctx.who;
         const live = deps.orchestrator.sessions().filter((s) => s.tenant === tenant).map(toAgentEntry);
         if (live.length) return live;
-        const working = [...deps.svc.board.byStatus('claimed'), ...deps.svc.board.byStatus('in_progress')].filter((t) => t.tenant === tenant);
+        const working = deps.svc.list({ tenant, status: ['claimed', 'in_progress'] });
         return syntheticEntries(working.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)));
       },
     }),
@@ -74,7 +74,7 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
       method: 'GET', path: '/agents/comparison', operationId: 'compare_agents', summary: 'Run metrics per (adapter, model) of the caller\'s tenant, sorted by adapter then model', tags: ['agents'], access: 'read',
       query: TenantQuery, responses: { 200: { description: 'Agent metrics', schema: Type.Array(AgentMetrics) } },
       handler: async (ctx) => {
-        const { tenant } = actorOf(deps.svc, ctx);
+        const { tenant } = ctx.who;
         return compareRuns((await deps.store.readJsonl<RunRecord>(deps.layout.metricsRuns)).filter((r) => (r.tenant ?? 'default') === tenant));
       },
     }),

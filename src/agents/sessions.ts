@@ -8,7 +8,7 @@ import type { Git } from '../store/git-cli.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
-import type { Task, TaskService } from '../tasks/index.ts';
+import type { Task, Tasks } from '../tasks/index.ts';
 import { type DetectedAdapter, exitFilePath, type AgentExit, type AgentProcess, promptPath, type SandboxState } from '../runner/index.ts';
 import type { AgentObserver } from './observer.ts';
 
@@ -67,7 +67,7 @@ export interface AgentDeps {
   layout: SddLayout;
   git: Git;
   store: RecordStore;
-  svc: TaskService;
+  svc: Tasks;
   clock: Clock;
   log: Logger;
   /** Shared with the rest of the server; reloads update it in place. */

@@ -1,5 +1,5 @@
 import { revokeToken } from '../auth/index.ts';
-import { finish, isTerminal, type Task } from '../tasks/index.ts';
+import { isTerminal, type Task } from '../tasks/index.ts';
 import { groupAlive, isAlive, killGroup, retireSession } from '../runner/index.ts';
 import { notify } from './observer.ts';
 import { appendRun, costFromLog, type RunOutcome, type RunRecord } from './runs.ts';
@@ -43,7 +43,7 @@ export function decideSession(input: {
 export async function settleSessions(ctx: AgentContext, startFinish: (s: Session) => void): Promise<void> {
   for (const s of [...ctx.sessions.values()]) {
     if (s.busy) continue;
-    const action = decideSession({ sid: s.rec.session_id, status: s.rec.status, exitCode: s.rec.exit_code, task: ctx.svc.board.get(s.rec.task_id), killedBy: s.rec.killed_by ?? null });
+    const action = decideSession({ sid: s.rec.session_id, status: s.rec.status, exitCode: s.rec.exit_code, task: ctx.svc.get(s.rec.task_id), killedBy: s.rec.killed_by ?? null });
     try {
       if (action.kind === 'finish') startFinish(s);
       else if (action.kind === 'exit') await agentExit(ctx, s, action);
@@ -57,7 +57,7 @@ export async function settleSessions(ctx: AgentContext, startFinish: (s: Session
 async function agentExit(ctx: AgentContext, s: Session, a: Extract<SessionAction, { kind: 'exit' }>): Promise<void> {
   const who = { actor: 'orchestrator', tenant: s.rec.tenant };
   ctx.log.info(`session ${s.rec.session_id}: ${a.reason}; ${{ fail: 'failing', release: 'releasing', block: 'blocking' }[a.op]} task ${s.rec.task_id}`);
-  if (a.op === 'fail') await finish(ctx.svc, s.rec.task_id, 'fail', { reason: a.reason, failure_type: 'agent_exit' }, who);
+  if (a.op === 'fail') await ctx.svc.apply(s.rec.task_id, 'fail', { reason: a.reason, failure_type: 'agent_exit' }, who);
   else if (a.op === 'block') await ctx.svc.apply(s.rec.task_id, 'block', { reason: a.reason }, who);
   else await ctx.svc.apply(s.rec.task_id, 'release', { reason: a.reason, count_retry: a.countRetry }, who);
   await retire(ctx, s, a.outcome);

@@ -1,4 +1,3 @@
-import { readProgress } from '../tasks/index.ts';
 import { saveSession, type AgentContext, type Session } from './sessions.ts';
 
 /** What to do with a session's stall flag: log when it starts, clear it when the agent moves again (pure). */
@@ -28,10 +27,10 @@ export async function detectStalls(ctx: AgentContext): Promise<string[]> {
 }
 
 async function isTaskStalled(ctx: AgentContext, s: Session): Promise<boolean> {
-  const task = ctx.svc.board.get(s.rec.task_id);
+  const task = ctx.svc.get(s.rec.task_id);
   if (!task || task.claimed_by_session !== s.rec.session_id) return false;
   try {
-    return (await readProgress(ctx.svc, task.id, { actor: 'orchestrator', tenant: task.tenant })).stalled;
+    return (await ctx.svc.progress(task.id, { actor: 'orchestrator', tenant: task.tenant })).stalled;
   } catch {
     return false;
   }

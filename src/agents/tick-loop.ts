@@ -1,36 +1,41 @@
+import { systemTimers, type Timers } from '../lib/timers.ts';
+
 /** Runs one async job at a time: a run asked for while one is running waits for it, a timer run is dropped. */
 export class TickLoop {
   private current: Promise<void> | null = null;
   private pending = false;
-  private debounce: NodeJS.Timeout | null = null;
-  private interval: NodeJS.Timeout | null = null;
+  private debounce: unknown = null;
+  private interval: unknown = null;
   private active = false;
+  private readonly timers: Timers;
 
-  constructor(private readonly job: () => Promise<void>, private readonly opts: { debounceMs: number; onError: (err: unknown) => void }) {}
+  /** `timers`: the interval and the debounce run on them (tests pass manual ones). */
+  constructor(private readonly job: () => Promise<void>, private readonly opts: { debounceMs: number; onError: (err: unknown) => void; timers?: Timers }) {
+    this.timers = opts.timers ?? systemTimers;
+  }
 
   /** Allow runs; with `everyMs`, also run on an interval (a slow run is never stacked). */
   start(everyMs?: number): void {
     this.active = true;
-    if (everyMs !== undefined) this.interval = setInterval(() => this.kick(false), everyMs);
+    if (everyMs !== undefined) this.interval = this.timers.setInterval(() => this.kick(false), everyMs);
   }
 
   /** Stop timers and wait for the run in progress. */
   async stop(): Promise<void> {
     this.active = false;
-    if (this.debounce) clearTimeout(this.debounce);
-    if (this.interval) clearInterval(this.interval);
+    if (this.debounce !== null) this.timers.clearTimeout(this.debounce);
+    if (this.interval !== null) this.timers.clearInterval(this.interval);
     this.debounce = this.interval = null;
     while (this.current) await this.current;
   }
 
   /** Ask for a run soon; bursts within `debounceMs` make one run. */
   request(): void {
-    if (!this.active || this.debounce) return;
-    this.debounce = setTimeout(() => {
+    if (!this.active || this.debounce !== null) return;
+    this.debounce = this.timers.setTimeout(() => {
       this.debounce = null;
       this.kick(true);
     }, this.opts.debounceMs);
-    this.debounce.unref();
   }
 
   /** Run once now (after the run in progress), even when not started; resolves when that run ends. */

@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { conflict, forbidden, HttpError, notFound, unprocessable } from '../lib/http-error.ts';
-import { writeFileAtomic } from '../store/io.ts';
+import { writeFileAtomic } from '../store/atomic.ts';
 import type { SddLayout } from '../store/layout.ts';
 
 /** A tenant's settings; without `max_tasks` the configured default quota applies. */
@@ -65,7 +65,8 @@ export interface TenantScopeInput {
   boundTenant: string | null;
   header?: string | null;
   query?: string | null;
-  registry: TenantMap;
+  /** null: no registry to check against (any well-formed name is accepted). */
+  registry: TenantMap | null;
 }
 
 /**
@@ -82,7 +83,7 @@ export function resolveTenantScope(input: TenantScopeInput): string {
   const bound = input.boundTenant;
   const target = header ?? query ?? bound ?? DEFAULT_TENANT;
   if (bound !== null && target !== bound) throw forbidden(`tenant scope '${target}' is not accessible from '${bound}'`);
-  if (!Object.hasOwn(input.registry, target)) throw notFound(`unknown tenant '${target}'`);
+  if (input.registry && !Object.hasOwn(input.registry, target)) throw notFound(`unknown tenant '${target}'`);
   return target;
 }
 

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import lockfile from 'proper-lockfile';
 import type { Clock } from '../lib/clock.ts';
 import { notFound } from '../lib/http-error.ts';
 import type { Role } from '../lib/route.ts';
+import { writeFileAtomic } from '../store/atomic.ts';
 import type { SddLayout } from '../store/layout.ts';
 
 export const ROLES = ['admin', 'operator', 'agent', 'viewer'] as const satisfies readonly Role[];
@@ -78,17 +78,9 @@ export async function ensureSecretsDir(layout: SddLayout): Promise<void> {
   await chmod(layout.secrets, 0o700);
 }
 
-/** Write a secret file atomically with mode 0600 (temp file, fsync, rename). */
-export async function writeSecretFile(path: string, text: string): Promise<void> {
-  const tmp = join(dirname(path), `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const fh = await open(tmp, 'wx', 0o600);
-  try {
-    await fh.writeFile(text);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, path).catch(async (e) => { await rm(tmp, { force: true }); throw e; });
+/** Write a secret file atomically with mode 0600 (temp file, fsync, rename, folder fsync). */
+export function writeSecretFile(path: string, text: string): Promise<void> {
+  return writeFileAtomic(path, text, { mode: 0o600 });
 }
 
 /** How long a task-scoped agent token stays listed after it was revoked or expired (then pruned). */

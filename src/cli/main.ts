@@ -26,6 +26,7 @@ export const main = defineCommand({
     compliance: () => import('./compliance.ts').then((m) => m.complianceCommand),
     cluster: () => import('./cluster.ts').then((m) => m.clusterCommand),
     state: () => import('./state.ts').then((m) => m.stateCommand),
+    mcp: () => import('./mcp.ts').then((m) => m.mcpCommand),
     worker: () => import('./worker.ts').then((m) => m.workerCommand),
   },
 });

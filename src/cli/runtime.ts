@@ -2,18 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.ts';
-import { systemClock } from '../lib/clock.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
+import { retry } from '../lib/retry.ts';
+import { systemTimers, type Timers } from '../lib/timers.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants, holdsScope } from '../auth/index.ts';
 import { createSso, ssoRoutes } from '../auth/sso/index.ts';
-import { acquireAuditWriter, createAuditLog, createBoardSource, createObservability, drainAuditInbox, listSegments, reconcileAudit, tapProgress, timeStateCommits, type AuditLog } from '../observe/index.ts';
+import { acquireAuditWriter, createBoardSource, createObservability, drainAuditInbox, listSegments, openAuditChain, tapProgress, timeStateCommits, type AuditEntry } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
-import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createRecordStore, dropAuditIntents, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type AuditIntent, type Faults, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
-import { TaskService, actorOf, backfillRiskRecords, drainRoutes, readProgress, recoverBatches, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS } from '../tasks/index.ts';
+import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, restoreFromRef, startMessage, ulidIds, type Faults, type Ids, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
+import { openTasks, TASK_SCHEMAS, type Tasks } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
@@ -28,6 +30,9 @@ import type { TrackerConfig } from '../config/index.ts';
 import { isValidId } from '../store/index.ts';
 import { createWebhooks, taskPort } from '../webhooks/index.ts';
 // --- end webhooks ---
+// --- mcp ---
+import { createMcp } from '../mcp/index.ts';
+// --- end mcp ---
 // --- cluster ---
 import { createCluster, type Cluster } from '../cluster/index.ts';
 // --- end cluster ---
@@ -40,6 +45,10 @@ export interface RuntimeOptions {
   config: Config;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /** Time, ids and timers (system ones by default; tests pass manual ones). */
+  clock?: Clock;
+  ids?: Ids;
+  timers?: Timers;
 }
 
 export interface Runtime {
@@ -47,7 +56,7 @@ export interface Runtime {
   port: number;
   /** Port of the cluster RPC, or null when it is off. */
   grpcPort: number | null;
-  tasks: TaskService;
+  tasks: Tasks;
   /** The agent sessions the orchestrator holds (they keep running when svc stops). */
   agents(): SessionRecord[];
   stop(): Promise<void>;
@@ -57,8 +66,9 @@ export interface Runtime {
 export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { layout, config, log } = o;
   if (!truthy(o.env.SERVICE_AUTH_DISABLED) && config.auth.enabled) checkAdminToken(o.env.SERVICE_AUTH_TOKEN || undefined);
-  const clock = systemClock;
-  const ids = ulidIds(clock.now);
+  const clock = o.clock ?? systemClock;
+  const ids = o.ids ?? ulidIds(clock.now);
+  const timers = o.timers ?? systemTimers;
   const git = createGit(o.root);
   const metrics = createMetrics();
   // /state.git serves from a mirror that holds only the state history; commits nudge it while fetches come.
@@ -68,33 +78,32 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- end observe ---
   const committer = createCommitter({ layout, git: stateGit, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits, onCommit: () => mirror.nudge() });
   await ensureTenants(layout);
-  // Writes journaled before a crash or power loss reach their files before anything reads them.
-  const intents: AuditIntent[] = [];
+  // The chain's writer lock before the replay: no CLI may append between the journaled records and the segment.
+  const releaseAudit = await takeAuditWriter(layout, log, clock, timers);
+  // Every journaled change reaches its files (task files, audit segments, archive) before anything reads them.
   const deleted: string[] = [];
-  await replayJournal(layout, log.withTag('store'), undefined, intents, deleted);
+  await replayJournal(layout, log.withTag('store'), undefined, deleted);
   await recoverState(layout, committer, new Set(deleted), o.restored, log);
-  const store = createRecordStore({ layout, committer, log: log.withTag('store'), faults: testFaults(o.env.SVC_TEST_FAULT_FILE), exclusive: true });
   await warnMissingAuditKey(layout, log);
-  const releaseAudit = await takeAuditWriter(layout, log);
-  const audit = createAuditLog({ layout, clock, log: log.withTag('audit'), onAppend: (abs) => committer.touch(abs), faults: testFaults(o.env.SVC_TEST_AUDIT_FAULT_FILE) });
-  // A change journaled with its audit entry whose record a crash prevented gets that record now.
-  await reconcileAudit(layout, audit, intents, log.withTag('audit'));
-  await dropAuditIntents(layout);
-  const drainInbox = () => drainAuditInbox(layout, audit, log).catch((err) => log.error('audit inbox failed', err));
+  const chain = await openAuditChain({ layout, clock, log: log.withTag('audit') });
+  const store = createOwnedStore({ layout, committer, log: log.withTag('store'), faults: testFaults(layout, o.env), timers, sealer: chain });
+  // Audit records of other domains (SSO, exports) are journaled like a task change's: in chain order, exactly once.
+  const audit = { append: (entry: AuditEntry) => store.emit({ audit: entry }) };
+  // CLI records queued while we hold the chain: each journaled with its file's deletion (exactly once).
+  let draining: Promise<unknown> | undefined;
+  const drainInbox = () => (draining ??= drainAuditInbox(layout, (entry, file) => store.emit({ audit: entry, removes: [file] }), log)
+    .catch((err) => log.error('audit inbox failed', err)).finally(() => { draining = undefined; }));
   await drainInbox();
-  const inboxTimer = setInterval(drainInbox, 1000);
-  inboxTimer.unref();
+  const inboxTimer = timers.setInterval(drainInbox, 1000);
   const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
-  const tasks = new TaskService({ layout, store, clock, ids, log: log.withTag('tasks'), audit, tenants, config });
-  const rolled = await recoverBatches(tasks);
-  if (rolled) log.info(`rolled forward ${rolled} task(s) of an interrupted batch`);
-  log.info(`loaded ${await tasks.load()} task(s)`);
+  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config, timers });
+  const { tasks } = domain;
+  log.info(`loaded ${domain.loaded} task(s)`);
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
-  const backfilled = await backfillRiskRecords(tasks);
-  if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
+  if (domain.backfilled) log.info(`wrote the EU AI Act record of ${domain.backfilled} task(s)`);
 
   // --- cluster: before the authenticator, which asks it about the cluster secret and node tokens ---
-  const cluster = await startCluster(o, { store, tasks, audit, registry: metrics.registry });
+  const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry });
   // --- end cluster ---
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
   if (!authEnv.disabled && !authEnv.authToken) {
@@ -108,19 +117,19 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- observe: status, SLOs, Grafana, exports, SBOM, /dashboard/data, /events, the board page ---
   let sessions: () => SessionRecord[] = () => [];
   let sandbox = (): { mode: string; reason: string } => ({ mode: 'none', reason: 'the orchestrator is off: no agents run' });
-  const source = createBoardSource({ svc: tasks, store, layout, audit, actorOf, readProgress, sessions: () => sessions(), sandbox: () => sandbox() });
+  const source = createBoardSource({ tasks, store, layout, audit, maxAgents: () => config.orchestrator.max_agents, sessions: () => sessions(), sandbox: () => sandbox() });
   const observe = createObservability({
     source, registry: metrics.registry, clock, log: log.withTag('observe'), config: config.observe, version: VERSION, openSse, git,
     packageRoot: PACKAGE_ROOT, uuid: () => randomUUID(),
   });
   await observe.start();
-  const taskRoutes = tapProgress(taskWriteRoutes(tasks), observe.progressed, () => clock.iso());
+  const taskRoutes = tapProgress(domain.routes.write, observe.progressed, () => clock.iso());
   // --- end observe ---
-  const routes = [...drainRoutes(tasks), ...taskReadRoutes(tasks), ...taskRoutes, ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') }), ...observe.routes];
+  const routes = [...domain.routes.drain, ...domain.routes.read, ...taskRoutes, ...ssoRoutes(sso), ...stateGitRoutes({ mirror, log: log.withTag('state') }), ...observe.routes];
   // --- orchestrator (agents domain) ---
   const orchestrator = createOrchestrator({
     root: o.root, layout, git, store, svc: tasks, clock, log: log.withTag('agents'), config, env: o.env, svcBinDir: writeSvcShim(layout.runtime), svcReadable: shimReads(),
-    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer,
+    reloadConfig: () => applyEnv(loadConfigFile(layout.config), o.env), observer: observe.observer, timers,
   });
   sessions = () => orchestrator.sessions();
   if (config.orchestrator.enabled) sandbox = () => orchestrator.sandbox();
@@ -133,7 +142,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- webhooks ---
   // `trackers` is read from the config object the orchestrator updates when config.yaml changes.
   const webhooks = await createWebhooks({
-    layout, tasks: taskPort(tasks), config: () => config.trackers as Record<string, TrackerConfig | undefined>, env: (name) => o.env[name],
+    layout, tasks: taskPort(tasks, tenants.scope), config: () => config.trackers as Record<string, TrackerConfig | undefined>, env: (name) => o.env[name],
     clock, log: log.withTag('webhooks'), registry: metrics.registry,
     sessions: {
       known: (sid) => isValidId(sid) && (orchestrator.sessions().some((s) => s.session_id === sid) || existsSync(layout.log(sid))),
@@ -142,10 +151,17 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   });
   routes.push(...webhooks.routes);
   // --- end webhooks ---
+  // --- mcp: tools over the task routes above (their access and task scope), progress told to the board feed ---
+  const mcp = createMcp({
+    svc: domain.service, routes, version: VERSION, log: log.withTag('mcp'), clock, newId: () => randomUUID(), publicUrl: config.auth.sso.public_url,
+    onProgress: (t, p) => observe.progressed(t.id, t.tenant, { percent: p.percent ?? null, message: p.message ?? null, ts: clock.iso() }),
+  });
+  routes.push(...mcp.routes);
+  // --- end mcp ---
   routes.push(...cluster.routes);
   // Details for unbound admins and operators only (system-routes.ts): totals and how agents are contained.
-  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.board.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
-  const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
+  const hooks = { isDraining: () => tasks.draining, health: () => ({ tasks: tasks.size, draining: tasks.draining, agents_sandbox: orchestrator.sandbox() }) };
+  const server = createServer({ routes, schemas: TASK_SCHEMAS, hooks, tenantScope: tenants.scope, log: log.withTag('http'), config, authenticator, metrics, clock, version: VERSION });
   const addr = await server.listen(config.server.port, config.server.host);
   committer.start();
   cluster.start();
@@ -174,31 +190,32 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     tasks,
     agents: () => orchestrator.sessions(),
     async stop() {
-      tasks.draining = true;
+      tasks.drain(true);
       observe.stop();
       // --- orchestrator (agents domain) ---
       await orchestrator.stop();
       // --- end orchestrator ---
+      await mcp.close();
       await server.close();
       await cluster.stop();
       // --- webhooks ---
       await webhooks.close();
       // --- end webhooks ---
-      tasks.stopAuditRetries();
-      clearInterval(inboxTimer);
+      timers.clearInterval(inboxTimer);
+      await draining;
       await drainInbox();
       await stopEdits();
+      // Files and lines behind the journal first, so the last state commit has them.
+      await store.close();
       await committer.stop();
       mirror.close();
-      await audit.close();
       await releaseAudit();
-      await store.close();
     },
   };
 }
 
 // The cluster (registry, node tokens); a bad SERVICE_CLUSTER_SECRET or secret file stops the start with its reason.
-async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createCluster>[0], 'store' | 'tasks' | 'audit' | 'registry'>): Promise<Cluster> {
+async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createCluster>[0], 'store' | 'tasks' | 'installNodeHooks' | 'audit' | 'registry'>): Promise<Cluster> {
   try {
     return await createCluster({ ...d, layout: o.layout, clock: systemClock, log: o.log.withTag('cluster'), config: o.config.cluster, secret: o.env.SERVICE_CLUSTER_SECRET || undefined });
   } catch (err) {
@@ -208,7 +225,7 @@ async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createC
 }
 
 // SSO from auth.sso: the OIDC client secret from the variable client_secret_env names, SAML IdP metadata from its file.
-async function startSso(o: RuntimeOptions, audit: AuditLog, onWrite: (abs: string, text: string, note: string) => void) {
+async function startSso(o: RuntimeOptions, audit: { append(entry: AuditEntry): Promise<unknown> }, onWrite: (abs: string, text: string, note: string) => void) {
   const cfg = o.config.auth.sso;
   const secretEnv = cfg.oidc?.client_secret_env;
   if (secretEnv && !o.env[secretEnv]) o.log.warn(`auth.sso.oidc.client_secret_env names ${secretEnv}, which is not set: using PKCE without a client secret`);
@@ -244,17 +261,15 @@ async function warnMissingAuditKey(layout: SddLayout, log: Logger): Promise<void
 
 // A CLI holds the audit writer lock for one append (milliseconds); we hold the server lock, so a lock not
 // refreshed for `graceMs` was left by a SIGKILLed server and would block us for its 10 s `stale` window.
-async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): Promise<() => Promise<void>> {
+async function takeAuditWriter(layout: SddLayout, log: Logger, clock: Clock, timers: Timers, graceMs = 1000): Promise<() => Promise<void>> {
   const lock = join(layout.runtime, 'audit-writer.lock');
-  for (;;) {
-    try {
-      return await acquireAuditWriter(layout, log, false);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-    }
-    const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
-    if (age > graceMs) break;
-    await new Promise((r) => setTimeout(r, 50));
+  const fresh = () => clock.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0) <= graceMs;
+  try {
+    return await retry(() => acquireAuditWriter(layout, log, false), {
+      timers, minMs: 50, maxMs: 50, retryable: (err) => (err as NodeJS.ErrnoException).code === 'ELOCKED' && fresh(),
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
   }
   log.warn('audit writer lock left by a dead server: taking it over');
   rmSync(lock, { recursive: true, force: true });
@@ -262,18 +277,28 @@ async function takeAuditWriter(layout: SddLayout, log: Logger, graceMs = 1000): 
 }
 
 /**
- * Test-only disk trouble (RELIABILITY.md), inert unless SVC_TEST_FAULT_FILE (store writes) or
- * SVC_TEST_AUDIT_FAULT_FILE (audit segment writes) is set: while that file
- * exists every such write fails with ENOSPC, or with the probability written in it (e.g. `0.3`).
+ * Test-only disk trouble (RELIABILITY.md), inert unless set: while the file SVC_TEST_FAULT_FILE names
+ * exists every write to `.sdd` fails with ENOSPC (or with the probability written in it, e.g. `0.3`);
+ * SVC_TEST_AUDIT_FAULT_FILE does the same for the audit segments only.
  */
-function testFaults(file: string | undefined): Faults | undefined {
-  if (!file) return undefined;
+function testFaults(layout: SddLayout, env: NodeJS.ProcessEnv): Faults | undefined {
+  const all = faultFile(env.SVC_TEST_FAULT_FILE);
+  const audit = faultFile(env.SVC_TEST_AUDIT_FAULT_FILE);
+  if (!all && !audit) return undefined;
   return {
     beforeWrite(path) {
-      if (!existsSync(file)) return;
-      const p = Number.parseFloat(readFileSync(file, 'utf8'));
-      if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
+      all?.(path);
+      if (path.startsWith(layout.auditDir + '/')) audit?.(path);
     },
+  };
+}
+
+function faultFile(file: string | undefined): ((path: string) => void) | undefined {
+  if (!file) return undefined;
+  return (path) => {
+    if (!existsSync(file)) return;
+    const p = Number.parseFloat(readFileSync(file, 'utf8'));
+    if (Number.isNaN(p) || Math.random() < p) throw errnoError('ENOSPC', path);
   };
 }
 
@@ -290,11 +315,11 @@ function truthy(v: string | undefined): boolean {
 
 // Who is a node (a node token names it), who may fetch the code (nodes, the cluster secret, admins), and
 // which sessions a node holds: its claimed and in-progress tasks.
-function repoAccess(tasks: TaskService): RepoAccess {
+function repoAccess(tasks: Tasks): RepoAccess {
   return {
     nodeOf: (p) => p.nodeId ?? null,
     mayFetch: (p) => holdsScope(p, 'node:heartbeat'),
-    heldSessions: (node) => new Set([...tasks.board.byStatus('claimed'), ...tasks.board.byStatus('in_progress')]
+    heldSessions: (node) => new Set(tasks.list({ status: ['claimed', 'in_progress'] })
       .filter((t) => t.node_id === node && t.claimed_by_session !== null).map((t) => t.claimed_by_session!)),
   };
 }

@@ -98,6 +98,7 @@ const complete = command({ name: 'task complete', description: 'Complete a task 
   ...ID, ...CONN,
   summary: { type: 'string', valueHint: 'text', description: 'What was done (required)' },
   payload: { type: 'string', valueHint: 'json|@file', description: 'Structured report of the completion contract (JSON, or @file)' },
+  next: { type: 'string', valueHint: 'role', description: 'Then claim the next open task of this role for the same session, in the same request' },
 }, async (c) => {
   if (c.values.summary === undefined) throw new UsageError('--summary is required');
   let payload: unknown;
@@ -106,7 +107,12 @@ const complete = command({ name: 'task complete', description: 'Complete a task 
   } catch {
     throw new UsageError('--payload must be JSON');
   }
-  show(c, await call(endpoint(c), 'POST', `/tasks/${await idOf(c)}/complete`, optional({ result_summary: c.values.summary, payload })));
+  const body = optional({ result_summary: c.values.summary, payload });
+  const role = c.values.next as string | undefined;
+  if (role === undefined) return show(c, await call(endpoint(c), 'POST', `/tasks/${await idOf(c)}/complete`, body));
+  const cycle = await call<{ completed: Task; next: Task | null }>(endpoint(c), 'POST', `/tasks/${await idOf(c)}/complete?${query({ next: role })}`, body);
+  if (c.values.json) return c.out(JSON.stringify(cycle, null, 2));
+  c.out(`${taskTable([cycle.completed])}\n${cycle.next ? `next:\n${taskTable([cycle.next])}` : `next: no open task of role '${role}'`}`);
 });
 
 const COUNTERS = ['files-changed', 'tests-passing', 'errors'] as const;

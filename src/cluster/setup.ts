@@ -10,7 +10,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Route } from '../lib/route.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
-import type { TaskService } from '../tasks/index.ts';
+import type { NodeHooks, Tasks } from '../tasks/index.ts';
 import { clusterMetrics } from './metrics.ts';
 import { nodeRoutes } from './routes.ts';
 import type { GrpcDeps, GrpcServer } from './grpc.ts';
@@ -26,7 +26,9 @@ import { clusterFiles, countByStatus } from './view.ts';
 export interface ClusterSetupDeps {
   layout: SddLayout;
   store: RecordStore;
-  tasks: TaskService;
+  tasks: Tasks;
+  /** Installs the cluster's say over node claims and fenced writes (from the tasks domain). */
+  installNodeHooks: (hooks: NodeHooks) => void;
   audit: ClusterAudit;
   clock: Clock;
   log: Logger;
@@ -58,7 +60,7 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
   const secret = await loadClusterSecret(deps.layout, deps.secret);
   if (secret.created) log.info(`created the cluster secret in ${secretPath(deps.layout)} (0600): workers register with it (--token)`);
   const tokens = createNodeTokens({ secret: secret.secret, clock: deps.clock, newJti: () => randomUUID(), expiryHours: config.token_expiry_hours });
-  const tasks = clusterTasks(deps.tasks);
+  const tasks = clusterTasks(deps.tasks, deps.installNodeHooks);
   let service: ClusterService | undefined;
   const metrics = clusterMetrics(() => countByStatus(service?.entries() ?? []), deps.registry);
   service = new ClusterService({

@@ -1,6 +1,7 @@
 // The cluster's only door to the board: what nodes hold, giving a donor's claimed task back, the node hooks.
+import { DomainError } from '../lib/domain-error.ts';
 import { HttpError, conflict } from '../lib/http-error.ts';
-import type { NodeHooks, TaskService } from '../tasks/index.ts';
+import type { NodeHooks, Tasks } from '../tasks/index.ts';
 
 /** A task a node holds, with what the steal planner needs. */
 export interface HeldTask {
@@ -20,23 +21,21 @@ export interface ClusterTasks {
   install(hooks: NodeHooks): void;
 }
 
-/** The door over a TaskService. */
-export function clusterTasks(svc: TaskService): ClusterTasks {
+/** The door over the board's `Tasks` and the hook installer the tasks domain gives the server. */
+export function clusterTasks(svc: Tasks, installHooks: (hooks: NodeHooks) => void): ClusterTasks {
   return {
     heldByNode() {
       const out = new Map<string, HeldTask[]>();
-      for (const status of ['claimed', 'in_progress'] as const) {
-        for (const t of svc.board.byStatus(status)) {
-          if (!t.node_id) continue;
-          const list = out.get(t.node_id) ?? [];
-          list.push({ id: t.id, status, priority: t.priority, claimed_at: t.claimed_at });
-          out.set(t.node_id, list);
-        }
+      for (const t of svc.list({ status: ['claimed', 'in_progress'] })) {
+        if (!t.node_id) continue;
+        const list = out.get(t.node_id) ?? [];
+        list.push({ id: t.id, status: t.status as HeldTask['status'], priority: t.priority, claimed_at: t.claimed_at });
+        out.set(t.node_id, list);
       }
       return out;
     },
     async returnToOpen(id, donor, reason) {
-      const t = svc.board.get(id);
+      const t = svc.get(id);
       if (!t) return false;
       try {
         // The check runs on the record under its lock: a task the donor started or gave up meanwhile stays as it is.
@@ -45,10 +44,11 @@ export function clusterTasks(svc: TaskService): ClusterTasks {
         });
         return true;
       } catch (err) {
-        if (err instanceof HttpError && (err.status === 409 || err.status === 404)) return false;
+        // Refused (no longer the donor's, changed meanwhile, gone): it stays as it is.
+        if (err instanceof DomainError || (err instanceof HttpError && (err.status === 409 || err.status === 404))) return false;
         throw err;
       }
     },
-    install(hooks) { svc.nodes = hooks; },
+    install: installHooks,
   };
 }

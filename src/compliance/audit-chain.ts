@@ -1,60 +1,56 @@
-// The audit chain's verdict for `check`, walked with the observe verifier. A year of segments is ~500k
-// HMACs (seconds), so segments unchanged since an earlier check (same size, mtime, ctime and inode, the
-// way git's index trusts a stat) reuse their walk from .sdd/runtime/compliance/audit-verified.json, and
-// only new or changed segments, today's above all, are walked again. `svc audit verify` always walks all.
+// The audit chain's verdict for `check`, walked with the observe verifier (segments on worker threads
+// when the log is big). Segments unchanged since an earlier check (same size, mtime, ctime and inode,
+// the way git's index trusts a stat) reuse their walk from .sdd/runtime/compliance/audit-verified.json,
+// and only new or changed segments, today's above all, are walked again. `svc audit verify` walks all.
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { finishWalk, listSegments, loadAuditKey, startWalk, walkSegment, type AuditVerifyResult } from '../observe/index.ts';
+import { finishWalk, listSegments, loadAuditKey, walkSegmentFiles, type AuditVerifyResult, type SegmentSummary } from '../observe/index.ts';
 import type { SddLayout } from '../store/index.ts';
 
-type Entry = { size: number; mtime: number; ctime: number; ino: number; fromSeq: number; fromHmac: string; toSeq: number; toHmac: string; records: number };
-type Cache = { version: 1; segments: Record<string, Entry> };
+type FileId = { size: number; mtime: number; ctime: number; ino: number };
+type Entry = FileId & SegmentSummary;
+type Cache = { version: 2; segments: Record<string, Entry> };
 
 const cachePath = (layout: SddLayout) => join(layout.runtime, 'compliance', 'audit-verified.json');
 
 /** Verify `.sdd/audit/` like verifyAudit, reusing the walk of unchanged segments; throws AuditKeyError without a usable key. */
-export async function verifyChainCached(layout: SddLayout): Promise<AuditVerifyResult> {
-  const names = await listSegments(layout.auditDir);
+export async function verifyChainCached(layout: SddLayout, o: { threads?: number } = {}): Promise<AuditVerifyResult> {
+  const dir = layout.auditDir;
+  const names = await listSegments(dir);
   const old = await readCache(layout);
-  const next: Cache = { version: 1, segments: {} };
-  const w = startWalk();
-  let key: Uint8Array | undefined;
-  for (const name of names) {
-    const st = await stat(join(layout.auditDir, name));
+  const stats = await Promise.all(names.map((n) => stat(join(dir, n))));
+  const ids = new Map<string, FileId>();
+  const known = new Map<string, SegmentSummary>();
+  names.forEach((name, i) => {
+    const st = stats[i]!;
     const id = { size: st.size, mtime: st.mtimeMs, ctime: st.ctimeMs, ino: st.ino };
+    ids.set(name, id);
     const hit = old.segments[name];
-    if (hit && same(hit, id) && hit.fromSeq === w.seq && hit.fromHmac === w.hmac && w.pending.length === 0) {
-      Object.assign(w, { seq: hit.toSeq, hmac: hit.toHmac, records: w.records + hit.records });
-      next.segments[name] = hit;
-      continue;
-    }
-    const text = await readFile(join(layout.auditDir, name), 'utf8');
-    if (text === '') continue;
-    key ??= await loadAuditKey(layout, { create: false });
-    const from = { seq: w.seq, hmac: w.hmac, records: w.records, warnings: w.warnings.length };
-    walkSegment(key, w, name, text);
-    if (w.broken) break;
-    // Only a segment that ends cleanly (no unreadable line waiting to be linked over) is remembered.
-    if (w.pending.length === 0 && w.warnings.length === from.warnings) {
-      next.segments[name] = { ...id, fromSeq: from.seq, fromHmac: from.hmac, toSeq: w.seq, toHmac: w.hmac, records: w.records - from.records };
-    }
-  }
-  if (names.length && !key) await loadAuditKey(layout, { create: false });
+    if (hit && same(hit, id)) known.set(name, summaryOf(hit));
+  });
+  const key = names.length ? await loadAuditKey(layout, { create: false }) : null;
+  const { w, clean } = await walkSegmentFiles(dir, names, key, { known, sizes: stats.map((st) => st.size), threads: o.threads });
   const result = finishWalk(w, names.length);
+  const next: Cache = { version: 2, segments: {} };
+  for (const [name, s] of clean) next.segments[name] = { ...ids.get(name)!, ...s };
   if (result.ok) await writeCache(layout, next).catch(() => undefined);
   return result;
 }
 
-function same(e: Entry, id: { size: number; mtime: number; ctime: number; ino: number }): boolean {
+function summaryOf(e: Entry): SegmentSummary {
+  return { records: e.records, firstSeq: e.firstSeq, firstPrev: e.firstPrev, lastSeq: e.lastSeq, lastHmac: e.lastHmac };
+}
+
+function same(e: FileId, id: FileId): boolean {
   return e.size === id.size && e.mtime === id.mtime && e.ctime === id.ctime && e.ino === id.ino;
 }
 
 async function readCache(layout: SddLayout): Promise<Cache> {
   try {
     const c = JSON.parse(await readFile(cachePath(layout), 'utf8')) as Cache;
-    return c.version === 1 && c.segments ? c : { version: 1, segments: {} };
+    return c.version === 2 && c.segments ? c : { version: 2, segments: {} };
   } catch {
-    return { version: 1, segments: {} };
+    return { version: 2, segments: {} };
   }
 }
 

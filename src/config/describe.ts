@@ -27,7 +27,7 @@ export const KEY_DOCS: Record<string, string> = {
   agents: 'Which agent CLI runs a task. Tasks may name one in `metadata.adapter`.',
   'agents.default': 'Adapter for tasks that name none: claude, codex, gemini, aider, opencode, qwen or generic. Unset: the first of `agents.preference` found on PATH.',
   'agents.preference': 'Order in which adapters are looked for on PATH.',
-  'agents.<name>.command': 'Command of adapter `<name>`. Without placeholders it replaces the binary (e.g. `npx claude`); with placeholders it is the whole command. Placeholders: `{prompt_file}` `{prompt}` `{model}` `{task_id}` `{session_id}` `{worktree}`, substituted per argument, never through a shell. With no model, `--model {model}` is left out.',
+  'agents.<name>.command': 'Command of adapter `<name>`. Without placeholders it replaces the binary (e.g. `npx claude`); with placeholders it is the whole command. Placeholders: `{prompt_file}` `{prompt}` `{model}` `{task_id}` `{session_id}` `{worktree}` `{mcp_config}` (the svc MCP server as the JSON of Claude Code `--mcp-config`, docs/mcp.md), substituted per argument, never through a shell. With no model, `--model {model}` is left out, and `--mcp-config {mcp_config}` when `agents.mcp` is false.',
   'agents.<name>.model': 'Model of adapter `<name>` for tasks that name none.',
   gates: 'Quality gates, run in the agent\'s worktree after it completes; a failed required gate reopens the task (see `janitor`).',
   'gates[].name': 'Name shown in the gate report and in the next attempt\'s prompt.',

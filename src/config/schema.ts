@@ -151,6 +151,7 @@ export const ConfigSchema = Type.Object(
         sandbox_writable: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Extra folders agents may write inside the sandbox (~ is the home folder)' }),
         env_passthrough: Type.Array(Type.String({ minLength: 1 }), { default: DEFAULT_ENV_PASSTHROUGH, description: 'Variables agents and gates get besides PATH, HOME and locale (a trailing * is a prefix)' }),
         secret_env: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Variables never passed to agents or gates' }),
+        mcp: Type.Boolean({ default: true, description: 'Give agents the svc MCP server, scoped to their task\'s token, where their CLI takes one: claude (--mcp-config), codex (-c mcp_servers.svc…), a command template naming {mcp_config} (docs/mcp.md)' }),
       },
       { default: {}, additionalProperties: AdapterConfig },
     ),

@@ -6,10 +6,11 @@ export type Access = 'public' | 'hmac' | 'read' | 'task' | 'operate' | 'admin';
 
 /**
  * What a task-scoped token (an agent's) may do on a route: `own` = the route's `task_id` is its task,
- * `parent` = it creates a subtask of its task, `session` = it reads its own session (the handler checks
- * the last two). A route without one refuses task-scoped tokens.
+ * `parent` = it creates a subtask of its task, `session` = it reads its own session, `mcp` = the MCP
+ * endpoint, whose every tool checks the scope of the operation it mirrors (the handler checks the last
+ * three). A route without one refuses task-scoped tokens.
  */
-export type TaskScope = 'own' | 'parent' | 'session';
+export type TaskScope = 'own' | 'parent' | 'session' | 'mcp';
 
 /** Token roles of DECISIONS.md (Access). */
 export type Role = 'admin' | 'operator' | 'agent' | 'viewer';
@@ -36,6 +37,14 @@ export interface Principal {
   nodeId?: string;
 }
 
+/** Who acts and in which tenant. */
+export interface Actor {
+  actor: string;
+  tenant: string;
+  /** A cluster node acting with its token: its claims record it, its writes are fenced to the tasks it holds. */
+  node?: string;
+}
+
 /** What a handler sees. Params, query and body are already validated (and query values converted). */
 export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
   req: IncomingMessage;
@@ -44,6 +53,12 @@ export interface RouteContext<P = unknown, Q = unknown, B = unknown> {
   query: Q;
   body: B;
   principal: Principal;
+  /**
+   * The caller's actor and the tenant the request acts in (X-Tenant-ID, ?tenant=, or the body's tenant on
+   * routes with `bodyTenant`), resolved by the pipeline once, on first use: a refused scope throws (403
+   * bound elsewhere, 404 unknown tenant, 422 when they disagree).
+   */
+  readonly who: Actor;
   requestId: string;
   /** Client IP (TCP peer). */
   ip: string;
@@ -88,6 +103,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   access: Access;
   /** Whether and how a token scoped to one task may call this route (absent: 403 for such tokens). */
   taskScope?: TaskScope;
+  /** The `WWW-Authenticate` value of this route's 401 answers (RFC 6750: MCP clients find the resource metadata there). */
+  challenge?: (req: IncomingMessage) => string;
   /** The cluster scope the caller must hold (node tokens, the cluster secret, admin tokens); 403 without it. */
   nodeScope?: NodeScope;
   params?: P;
@@ -102,6 +119,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   rawBody?: boolean;
   /** On `rawBody` routes: check the bytes (a signature) before anything parses them; throw to refuse. */
   verify?: (ctx: VerifyContext) => void | Promise<void>;
+  /** The tenant a body names (task creation): it obeys the same scope rules as the header, never silently dropped. */
+  bodyTenant?: (body: Static<B>) => string | undefined;
   /** Accept application/x-www-form-urlencoded (parsed into an object) as well as JSON. */
   form?: boolean;
   responses: Record<number, ResponseDoc>;

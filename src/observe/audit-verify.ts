@@ -1,113 +1,19 @@
 // Verification of the audit chain: every segment in filename order, every link, every HMAC (the HMACs
 // only with the key; without it, in a clone, the hash links `seq` and `prev` are all that can be checked).
-import { readFile } from 'node:fs/promises';
+// Big logs are walked segment by segment on worker threads first (audit-summarise.ts); the chain walk
+// then links the segments' ends and walks again only those a summary cannot vouch for, so the verdict,
+// the first broken link and the warnings are the ones a walk on one thread gives.
+import { readFile, stat } from 'node:fs/promises';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { SddLayout } from '../store/layout.ts';
-import { auditHmac, GENESIS_PREV, listSegments, type AuditRecord } from './audit.ts';
+import { listSegments } from './audit.ts';
 import { loadAuditKey } from './audit-key.ts';
+import { summariseInThreads, threadsFor } from './audit-summarise.ts';
+import { applySummary, finishWalk, startWalk, walkSegment, type AuditBreak, type AuditVerifyResult, type ChainWalk, type SegmentSummary } from './audit-walk.ts';
 
-/** Why a link is broken. */
-export type AuditBreakReason = 'invalid JSON' | 'invalid record' | 'seq gap' | 'prev mismatch' | 'hmac mismatch';
-
-/** The first broken link: segment file name (under `.sdd/audit/`), 1-based line, the record's seq (null if unreadable). */
-export interface AuditBreak {
-  file: string;
-  line: number;
-  seq: number | null;
-  reason: AuditBreakReason;
-  detail: string;
-}
-/** A tolerated oddity: an unreadable line the chain links straight over (a torn write from a crash). */
-export interface AuditWarning {
-  file: string;
-  line: number;
-  message: string;
-}
-export interface AuditVerifyResult {
-  ok: boolean;
-  /** Records verified (up to the first broken link). */
-  records: number;
-  segments: number;
-  /** seq of the last verified record (0 for an empty log). */
-  lastSeq: number;
-  /** False when the walk had no key: links were checked, HMACs were not. */
-  hmacChecked: boolean;
-  firstBroken?: AuditBreak;
-  warnings: AuditWarning[];
-}
-
-/** Running state of a walk over the chain; `pending` holds unreadable lines not yet linked over. */
-export interface ChainWalk {
-  seq: number;
-  hmac: string;
-  records: number;
-  pending: { file: string; line: number }[];
-  warnings: AuditWarning[];
-  broken?: AuditBreak;
-}
-
-/** A fresh walk at the genesis of the chain. */
-export function startWalk(): ChainWalk {
-  return { seq: 0, hmac: GENESIS_PREV, records: 0, pending: [], warnings: [] };
-}
-
-const TORN = 'unreadable line skipped: the chain links over it (torn write from a crash)';
-
-/**
- * Check one segment's text against the walk (pure; mutates `w`). An unreadable line is tolerated
- * when nothing follows it or the next record links to the record before it (it hides no record);
- * any other bad line is the first broken link.
- */
-export function walkSegment(key: Uint8Array | null, w: ChainWalk, file: string, text: string): ChainWalk {
-  const lines = text.split('\n');
-  if (text.endsWith('\n') || text === '') lines.pop();
-  for (let i = 0; i < lines.length && !w.broken; i++) checkLine(key, w, file, i + 1, lines[i] ?? '');
-  return w;
-}
-
-/** End the walk: unreadable lines that nothing followed become warnings. */
-export function finishWalk(w: ChainWalk, segments: number, hmacChecked = true): AuditVerifyResult {
-  if (!w.broken) flushPending(w);
-  const res: AuditVerifyResult = { ok: !w.broken, records: w.records, segments, lastSeq: w.seq, hmacChecked, warnings: w.warnings };
-  if (w.broken) res.firstBroken = w.broken;
-  return res;
-}
-
-function flushPending(w: ChainWalk): void {
-  for (const p of w.pending) w.warnings.push({ ...p, message: TORN });
-  w.pending = [];
-}
-
-function checkLine(key: Uint8Array | null, w: ChainWalk, file: string, line: number, text: string): void {
-  const rec = parseRecord(text);
-  if (rec === 'json') { w.pending.push({ file, line }); return; }
-  const at = { file, line, seq: rec === 'shape' ? null : rec.seq };
-  const fail = (reason: AuditBreakReason, detail: string) => {
-    // A bad link right after unreadable lines: the unreadable line is where the record went missing.
-    const p = w.pending[0];
-    w.broken = p && reason !== 'hmac mismatch' && reason !== 'invalid record'
-      ? { ...p, seq: null, reason: 'invalid JSON', detail: `unreadable line; the next record does not link (${reason})` }
-      : { ...at, reason, detail };
-  };
-  if (rec === 'shape') return fail('invalid record', 'not an audit record (seq, ts, prev, hmac, details)');
-  if (rec.seq !== w.seq + 1) return fail('seq gap', `expected seq ${w.seq + 1}, found ${rec.seq}`);
-  if (rec.prev !== w.hmac) return fail('prev mismatch', `prev does not equal the hmac of seq ${w.seq}`);
-  flushPending(w);
-  if (key && auditHmac(key, rec) !== rec.hmac) return fail('hmac mismatch', 'record content does not match its hmac');
-  w.seq = rec.seq;
-  w.hmac = rec.hmac;
-  w.records += 1;
-}
-
-function parseRecord(text: string): AuditRecord | 'json' | 'shape' {
-  let v: unknown;
-  try { v = JSON.parse(text); } catch { return 'json'; }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'shape';
-  const r = v as Record<string, unknown>;
-  const ok = Number.isInteger(r.seq) && typeof r.ts === 'string' && typeof r.prev === 'string'
-    && typeof r.hmac === 'string' && typeof r.details === 'object' && r.details !== null;
-  return ok ? (r as unknown as AuditRecord) : 'shape';
-}
+export { applySummary, finishWalk, startWalk, summariseSegment, walkSegment } from './audit-walk.ts';
+export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk, SegmentSummary } from './audit-walk.ts';
 
 /** One segment to verify: its file name and text. */
 export interface AuditSegment {
@@ -118,21 +24,76 @@ export interface AuditSegment {
 /**
  * Verify every segment of `.sdd/audit/` (or the `segments` given, e.g. read from refs/sdd/state).
  * `key: null` checks the links only (a clone has no `.sdd/secrets/audit.key`); without `key` the key
- * file is read, and an unusable one throws AuditKeyError when there are records.
+ * file is read, and an unusable one throws AuditKeyError when there are records. `threads` overrides
+ * how many worker threads walk segments (default: by size, cores and load; 0: none).
  */
-export async function verifyAudit(layout: SddLayout, opts: { key?: Uint8Array | null; segments?: AuditSegment[] } = {}): Promise<AuditVerifyResult> {
-  const names = opts.segments ? opts.segments.map((x) => x.name) : await listSegments(layout.auditDir);
+export async function verifyAudit(layout: SddLayout, opts: { key?: Uint8Array | null; segments?: AuditSegment[]; threads?: number } = {}): Promise<AuditVerifyResult> {
+  if (opts.segments) return verifyTexts(layout, opts.segments, opts.key);
+  const dir = layout.auditDir;
+  const names = await listSegments(dir);
+  const sizes = await segmentSizes(dir, names);
+  // The key is needed as soon as one segment holds anything (as when reading them one by one).
+  const key = opts.key !== undefined ? opts.key : sizes.some((s) => s > 0) ? await loadAuditKey(layout, { create: false }) : null;
+  const { w } = await walkSegmentFiles(dir, names, key, { sizes, threads: opts.threads });
+  return finishWalk(w, names.length, opts.key !== null);
+}
+
+async function verifyTexts(layout: SddLayout, segments: AuditSegment[], given: Uint8Array | null | undefined): Promise<AuditVerifyResult> {
   const w = startWalk();
-  let key = opts.key;
-  for (const [i, name] of names.entries()) {
-    // One segment in memory at a time.
-    const text = opts.segments ? opts.segments[i]!.text : await readFile(join(layout.auditDir, name), 'utf8');
+  let key = given;
+  for (const { name, text } of segments) {
     if (text === '') continue;
     if (key === undefined) key = await loadAuditKey(layout, { create: false });
     walkSegment(key, w, name, text);
     if (w.broken) break;
   }
-  return finishWalk(w, names.length, key !== null);
+  return finishWalk(w, segments.length, key !== null);
+}
+
+/** Where a walk over segment files ended, and the summary of each segment it passed cleanly (to remember). */
+export interface SegmentFilesWalk {
+  w: ChainWalk;
+  clean: Map<string, SegmentSummary>;
+}
+
+/**
+ * Walk the segment files `names` of `dir` in order. A segment's summary comes from `known` (remembered
+ * by the caller), else from worker threads when the segments to walk are big enough; segments without
+ * a usable summary are read and walked here. Stops at the first broken link.
+ */
+export async function walkSegmentFiles(dir: string, names: string[], key: Uint8Array | null, o: { known?: Map<string, SegmentSummary>; sizes?: number[]; threads?: number } = {}): Promise<SegmentFilesWalk> {
+  const todo = names.map((n, i) => (o.known?.has(n) ? -1 : i)).filter((i) => i >= 0);
+  let threads = o.threads;
+  if (threads === undefined) {
+    const sizes = o.sizes ?? await segmentSizes(dir, names);
+    threads = threadsFor(todo.reduce((t, i) => t + (sizes[i] ?? 0), 0), availableParallelism(), loadavg()[0] ?? 0);
+  }
+  const threaded = new Map<string, SegmentSummary | null | undefined>();
+  if (threads >= 1 && todo.length > 0) {
+    const got = await summariseInThreads(dir, todo.map((i) => names[i]!), key, threads);
+    todo.forEach((i, j) => threaded.set(names[i]!, got[j]));
+  }
+  const w = startWalk();
+  const clean = new Map<string, SegmentSummary>();
+  for (const name of names) {
+    const s = o.known?.get(name) ?? threaded.get(name);
+    if (s && applySummary(w, s)) { clean.set(name, s); continue; }
+    const text = await readFile(join(dir, name), 'utf8');
+    if (text === '') continue;
+    const from = { seq: w.seq, hmac: w.hmac, records: w.records, warnings: w.warnings.length };
+    walkSegment(key, w, name, text);
+    if (w.broken) break;
+    // Only a segment that ends cleanly (no unreadable line waiting to be linked over) is remembered.
+    if (w.pending.length === 0 && w.warnings.length === from.warnings) {
+      clean.set(name, { records: w.records - from.records, firstSeq: from.seq + 1, firstPrev: from.hmac, lastSeq: w.seq, lastHmac: w.hmac });
+    }
+  }
+  return { w, clean };
+}
+
+/** Each segment's size in bytes (0 when it cannot be read: the walk reads it and says why). */
+export function segmentSizes(dir: string, names: string[]): Promise<number[]> {
+  return Promise.all(names.map((n) => stat(join(dir, n)).then((s) => s.size, () => 0)));
 }
 
 /** One line for people: `.sdd/audit/2026-01-02.jsonl line 7 (seq 42): hmac mismatch: …`. */

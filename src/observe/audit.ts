@@ -1,33 +1,19 @@
 // The HMAC-chained audit log: one JSONL segment per UTC day, one chain across all of them.
-import { createHmac } from 'node:crypto';
-import { mkdir, open, readdir, readFile, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import canonicalizeCjs from 'canonicalize';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import { KeyedMutex } from '../lib/mutex.ts';
+import { readTail } from '../store/jsonl.ts';
 import type { SddLayout } from '../store/layout.ts';
-import { groupWriter, type GroupWriter } from '../store/jsonl.ts';
-import type { Faults } from '../store/io.ts';
-import { StorageUnavailable } from '../store/types.ts';
+import type { AuditEntry, AuditSealer } from '../store/types.ts';
+import { GENESIS_PREV, recordHmac } from './audit-hash.ts';
 import { loadAuditKey } from './audit-key.ts';
 
-// canonicalize is CommonJS with an `export default` typing; at run time the default import is the function.
-const canonicalize = canonicalizeCjs as unknown as (v: unknown) => string | undefined;
-
-/** `prev` of the first record of the chain. */
-export const GENESIS_PREV = '0'.repeat(64);
+export { GENESIS_PREV } from './audit-hash.ts';
 /** Segment file names: `<YYYY-MM-DD>.jsonl`; they sort in chain order. */
 export const SEGMENT_PATTERN = /^\d{4}-\d{2}-\d{2}\.jsonl$/;
 
-/** What a caller audits. */
-export interface AuditEntry {
-  actor: string;
-  action: string;
-  resource_type: string;
-  resource_id: string | null;
-  details?: Record<string, unknown>;
-}
+export type { AuditEntry };
 /** One line of a segment. */
 export interface AuditRecord {
   seq: number;
@@ -45,28 +31,9 @@ export interface AuditTail {
   seq: number;
   hmac: string;
 }
-export interface AuditLog {
-  /** Load the key and recover the tail now (at server start), so a bad key fails early; returns the tail. */
-  open(): Promise<AuditTail>;
-  /** Sign and append one record; resolves once it is on disk (write + datasync). */
-  append(entry: AuditEntry): Promise<AuditRecord>;
-  /** Wait for pending appends and close the segment handle; later appends reject. */
-  close(): Promise<void>;
-}
-export interface AuditDeps {
-  layout: SddLayout;
-  clock: Clock;
-  log: Logger;
-  /** Called with the segment's absolute path after each durable append (mark dirty for the state commit). */
-  onAppend?: (abs: string) => void;
-  /** Disk-trouble hooks for tests (run before each write of a segment). */
-  faults?: Faults;
-}
-
 /** HMAC-SHA256(key, prev + RFC 8785 JSON of the record without hmac), lowercase hex. */
 export function auditHmac(key: Uint8Array, rec: Omit<AuditRecord, 'hmac'>): string {
-  const { hmac: _drop, ...rest } = rec as AuditRecord;
-  return createHmac('sha256', key).update(rec.prev + (canonicalize(rest) ?? '')).digest('hex');
+  return recordHmac(key, rec);
 }
 
 /** The signed record that follows `tail` (pure). Details go through JSON so what is hashed is what is stored. */
@@ -111,19 +78,22 @@ export async function listSegments(dir: string): Promise<string[]> {
   return names.filter((n) => SEGMENT_PATTERN.test(n)).sort();
 }
 
-interface ChainState {
-  key: Buffer;
-  tail: AuditTail;
-  /** Newest segment name; records never go to an older one, even if the clock steps back. */
-  segment: string;
-  fh?: FileHandle;
-  fhName?: string;
-  /** Group commit on `fh`: records appended concurrently share one write + datasync. */
-  writer?: GroupWriter;
+/** The chain of a tree, opened at its tail: signs entries into records, in call order. */
+export interface AuditChain extends AuditSealer {
+  /** The signed record for `entry`, its segment and its line; advances the chain. */
+  seal(entry: AuditEntry): { abs: string; line: string; record: AuditRecord };
+  mark(): ChainMark;
+  rewind(mark: unknown): void;
+  readonly tail: AuditTail;
 }
+/** Where a chain stands: its tail and newest segment. */
+export interface ChainMark { tail: AuditTail; segment: string }
 
-/** Open the chain: key, tail recovered from the newest segment holding a record, a torn tail sealed. */
-async function openChain(deps: AuditDeps): Promise<ChainState> {
+/**
+ * Open the chain of `layout`: the key (created 0600 when absent) and the tail of the newest segment
+ * holding a record. Records never go to a segment older than the newest, even if the clock steps back.
+ */
+export async function openAuditChain(deps: { layout: SddLayout; clock: Clock; log: Logger }): Promise<AuditChain> {
   const dir = deps.layout.auditDir;
   await mkdir(dir, { recursive: true });
   const key = await loadAuditKey(deps.layout, { create: true });
@@ -131,114 +101,25 @@ async function openChain(deps: AuditDeps): Promise<ChainState> {
   let tail: AuditTail = { seq: 0, hmac: GENESIS_PREV };
   for (let i = names.length - 1; i >= 0; i--) {
     const abs = join(dir, names[i] ?? '');
-    const scan = scanTail(await readFile(abs, 'utf8'));
-    if (scan.torn && i === names.length - 1) {
-      deps.log.warn(`audit: sealing a torn last line in ${abs} (crash during a write)`);
-      await appendDurably(abs, '\n');
-    }
+    // The end of a segment is enough (days can hold millions of records); the whole file when it is not.
+    const end = await readTail(abs, 64 * 1024);
+    let scan = scanTail(end.whole ? end.text : end.text.slice(end.text.indexOf('\n') + 1));
+    if (!scan.tail && !end.whole) scan = scanTail(await readFile(abs, 'utf8'));
     if (scan.skipped > (scan.torn ? 1 : 0)) deps.log.error(`audit: ${abs} ends with unreadable lines; run svc audit verify`);
     if (scan.tail) { tail = scan.tail; break; }
   }
-  return { key, tail, segment: names.at(-1) ?? '' };
-}
-
-async function appendDurably(abs: string, data: string): Promise<void> {
-  const fh = await open(abs, 'a');
-  try { await writeAll(fh, data); await fh.datasync(); } finally { await fh.close(); }
-}
-
-// A short write is rare on a regular file but possible (ENOSPC half-way); finish or throw.
-async function writeAll(fh: FileHandle, data: string): Promise<void> {
-  const buf = Buffer.from(data, 'utf8');
-  for (let off = 0; off < buf.length;) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
-}
-
-async function handleFor(dir: string, s: ChainState, name: string, faults?: Faults): Promise<GroupWriter> {
-  if (s.fh && s.writer && s.fhName === name) return s.writer;
-  await closeSegment(s);
-  const abs = join(dir, name);
-  const isNew = !(await stat(abs).catch(() => undefined));
-  s.fh = await open(abs, 'a');
-  s.fhName = name;
-  s.writer = groupWriter(s.fh, (await s.fh.stat()).size, { beforeWrite: () => faults?.beforeWrite?.(abs) });
-  // A new day file: make its directory entry durable too.
-  if (isNew) { const d = await open(dir, 'r'); try { await d.sync(); } finally { await d.close(); } }
-  return s.writer;
-}
-
-// Records already queued are written (or refused) before the handle closes.
-async function closeSegment(s: ChainState): Promise<void> {
-  const fh = s.fh;
-  s.fh = undefined;
-  if (!fh) return;
-  await s.writer?.drain();
-  await fh.close();
-}
-
-function storageFailure(err: unknown, abs: string): unknown {
-  const code = (err as NodeJS.ErrnoException).code ?? '';
-  return code === 'ENOSPC' || code === 'EROFS' || code === 'EDQUOT' ? new StorageUnavailable(abs, code) : err;
-}
-
-/** The audit log of one `.sdd` tree; appends from this process form one chain, in call order. */
-export function createAuditLog(deps: AuditDeps): AuditLog {
-  const mutex = new KeyedMutex();
-  const dir = deps.layout.auditDir;
-  let state: ChainState | undefined;
-  let closed = false;
-
-  // Sign and queue in chain order under the mutex; the write + datasync is awaited outside it, shared by concurrent appends.
-  async function writeOne(entry: AuditEntry): Promise<{ rec: AuditRecord; abs: string; s: ChainState; synced: Promise<void> }> {
-    if (closed) throw new Error('audit log closed');
-    const s = state ?? (state = await openChain(deps));
-    const ts = new Date(deps.clock.now()).toISOString();
-    const day = `${ts.slice(0, 10)}.jsonl`;
-    const name = day > s.segment ? day : s.segment;
-    const rec = nextRecord(s.key, s.tail, entry, ts);
-    const abs = join(dir, name);
-    let writer: GroupWriter;
-    try {
-      writer = await handleFor(dir, s, name, deps.faults);
-    } catch (err) {
-      state = undefined;
-      await closeSegment(s).catch(() => undefined);
-      throw storageFailure(err, abs);
-    }
-    const synced = writer.write(JSON.stringify(rec) + '\n');
-    synced.catch(() => undefined); // awaited by the caller; this only keeps an early refusal from counting as unhandled
-    s.tail = { seq: rec.seq, hmac: rec.hmac };
-    s.segment = name;
-    return { rec, abs, s, synced };
-  }
-
-  async function appendOne(entry: AuditEntry): Promise<AuditRecord> {
-    const { rec, abs, s, synced } = await mutex.run('chain', () => writeOne(entry));
-    try {
-      await synced;
-    } catch (err) {
-      // Not on disk, nor anything queued behind it: reopen (recover the tail from the file + seal) on the next append.
-      await mutex.run('chain', async () => {
-        if (state !== s) return;
-        state = undefined;
-        await closeSegment(s).catch(() => undefined);
-      });
-      throw storageFailure(err, abs);
-    }
-    deps.onAppend?.(abs);
-    return rec;
-  }
-
+  let segment = names.at(-1) ?? '';
   return {
-    open: () => mutex.run('chain', async () => {
-      if (closed) throw new Error('audit log closed');
-      state ??= await openChain(deps);
-      return { ...state.tail };
-    }),
-    append: appendOne,
-    close: () => mutex.run('chain', async () => {
-      closed = true;
-      if (state) await closeSegment(state);
-      state = undefined;
-    }),
+    seal(entry) {
+      const ts = new Date(deps.clock.now()).toISOString();
+      const day = `${ts.slice(0, 10)}.jsonl`;
+      if (day > segment) segment = day;
+      const record = nextRecord(key, tail, entry, ts);
+      tail = { seq: record.seq, hmac: record.hmac };
+      return { abs: join(dir, segment), line: JSON.stringify(record), record };
+    },
+    mark: () => ({ tail, segment }),
+    rewind(m) { ({ tail, segment } = m as ChainMark); },
+    get tail() { return { ...tail }; },
   };
 }

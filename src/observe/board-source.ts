@@ -1,9 +1,8 @@
-// The one place observe calls the task service, the orchestrator and the store: when the task interface
-// narrows (a `Tasks` interface in src/tasks/index.ts), this file is the only one to change.
-import type { Actor, RunRecord, SessionRecord, Task } from './types.ts';
-import type { Route, RouteContext } from '../lib/route.ts';
+// The one place observe calls the tasks domain (its `Tasks` interface), the orchestrator and the store.
+import type { RunRecord, SessionRecord, Task } from './types.ts';
+import type { Route } from '../lib/route.ts';
 import type { SddLayout } from '../store/layout.ts';
-import type { TaskService } from '../tasks/index.ts';
+import type { Tasks } from '../tasks/index.ts';
 import type { RecordStore } from '../store/types.ts';
 import type { AuditEntry } from './audit.ts';
 
@@ -29,8 +28,6 @@ export interface BoardSource {
   ready(): Task[];
   /** Called after every task change; returns the unsubscribe function. */
   onChange(fn: (t: Task) => void): () => void;
-  /** Who calls and in which tenant (header, query, token binding; 403/404 as the task routes). */
-  actorOf(ctx: RouteContext<unknown, unknown, unknown>): Actor;
   /** The latest progress entry of the task's current run, or null. */
   latestProgress(id: string, tenant: string): Promise<Progress | null>;
   /** Records of the agent sessions the orchestrator holds. */
@@ -49,14 +46,12 @@ export interface BoardSource {
 }
 
 export interface BoardSourceDeps {
-  svc: TaskService;
+  tasks: Tasks;
   store: RecordStore;
   layout: SddLayout;
   audit: { append(entry: AuditEntry): Promise<unknown> };
-  /** `actorOf` of src/tasks (passed in, so observe loads no task code when only the audit log is used). */
-  actorOf: (svc: TaskService, ctx: RouteContext<unknown, unknown, unknown>) => Actor;
-  /** `readProgress` of src/tasks. */
-  readProgress: (svc: TaskService, id: string, who: Actor) => Promise<{ entries: { ts: string; message: string | null; percent: number | null }[] }>;
+  /** `orchestrator.max_agents` now (the config object reloads update). */
+  maxAgents: () => number;
   /** The orchestrator's sessions (none when it is off). */
   sessions: () => SessionRecord[];
   /** The orchestrator's sandbox decision. */
@@ -65,26 +60,25 @@ export interface BoardSourceDeps {
 
 /** The board source of a running server. */
 export function createBoardSource(d: BoardSourceDeps): BoardSource {
-  const { svc } = d;
+  const { tasks } = d;
   return {
     layout: d.layout,
-    all: () => svc.board.all(),
-    ofTenant: (tenant) => svc.board.ofTenant(tenant),
-    get: (id) => svc.board.get(id),
-    visible: (id, tenant) => svc.visible(id, tenant),
-    counts: (tenant) => svc.board.counts(tenant) as unknown as Record<string, number>,
-    ready: () => svc.board.byStatus('open').filter((t) => svc.board.depsSatisfied(t)),
-    onChange: (fn) => svc.onChange(fn),
-    actorOf: (ctx) => d.actorOf(svc, ctx),
+    all: () => tasks.list(),
+    ofTenant: (tenant) => tasks.list({ tenant }),
+    get: (id) => tasks.get(id),
+    visible: (id, tenant) => tasks.visible(id, tenant),
+    counts: (tenant) => tasks.counts(tenant) as unknown as Record<string, number>,
+    ready: () => tasks.list({ ready: true }),
+    onChange: (fn) => tasks.onChange(fn),
     async latestProgress(id, tenant) {
-      const p = await d.readProgress(svc, id, { actor: 'svc', tenant }).catch(() => null);
+      const p = await tasks.progress(id, { actor: 'svc', tenant }).catch(() => null);
       const last = p?.entries[p.entries.length - 1];
       return last ? { percent: last.percent, message: last.message, ts: last.ts } : null;
     },
     sessions: d.sessions,
     readRuns: () => d.store.readJsonl<RunRecord>(d.layout.metricsRuns),
-    draining: () => svc.draining,
-    maxAgents: () => svc.deps.config.orchestrator.max_agents,
+    draining: () => tasks.draining,
+    maxAgents: d.maxAgents,
     sandbox: () => { const s = d.sandbox(); return { mode: s.mode, reason: s.reason }; },
     audit: async (entry) => { await d.audit.append(entry); },
     writeJson: (abs, value, note) => d.store.writeJson(abs, value, note),

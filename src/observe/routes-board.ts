@@ -66,7 +66,7 @@ export function boardRoutes(d: { source: BoardSource; git: Git; dir?: string }):
       access: 'read', params: Type.Object({ task_id: Type.String() }), query: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })), tenant: Type.Optional(Type.String()) }),
       responses: { 200: { description: 'History', schema: TaskHistory }, 404: { description: 'Task not found', schema: Type.Object({ detail: Type.String() }) } },
       handler: async (ctx) => {
-        const { tenant } = d.source.actorOf(ctx);
+        const { tenant } = ctx.who;
         const id = ctx.params.task_id;
         if (!isValidId(id)) throw notFound(`Task '${String(id).slice(0, 200)}' not found`);
         d.source.visible(id, tenant);

@@ -43,7 +43,7 @@ export function eventRoutes(d: EventRouteDeps): Route[] {
     summary: 'Board changes as server-sent events (task_created, task_updated, agent_started, agent_exited; reset when a resume is too old)',
     responses: { 200: { description: 'text/event-stream; `id:` is the change sequence number', contentType: 'text/event-stream' } },
     handler: (ctx) => {
-      const { tenant } = d.source.actorOf(ctx);
+      const { tenant } = ctx.who;
       const after = resumeFrom(ctx.req.headers['last-event-id'], (ctx.query as { last_event_id?: string }).last_event_id);
       const sse = d.openSse(ctx.req, ctx.res, { pingMs: d.pingMs, retryMs: 1000 });
       const send = (c: Change) => {

@@ -34,7 +34,7 @@ export function exportRoutes(core: ObserveCore, d: ExportDeps): Route[] {
     (ctx.body as { format?: ExportFormat } | undefined)?.format ?? (ctx.query as { format?: ExportFormat }).format ?? 'json';
   // The export is audited before a byte leaves: a refused audit append refuses the export.
   const audited = async (ctx: RouteContext<unknown, unknown, unknown>, what: string, format: string, rows: number) => {
-    const { actor, tenant } = core.source.actorOf(ctx);
+    const { actor, tenant } = ctx.who;
     const { format: _f, ...filters } = (ctx.body ?? {}) as Record<string, unknown>;
     await core.source.audit({ actor, action: `export.${what}`, resource_type: 'export', resource_id: what, details: { format, tenant, filters, rows } });
   };
@@ -46,7 +46,7 @@ export function exportRoutes(core: ObserveCore, d: ExportDeps): Route[] {
   });
   return [
     post('/export/tasks', 'export_tasks', 'Export the caller\'s tasks as JSON, JSONL or CSV (filters; streamed; audited)', TaskExportRequest, async (ctx) => {
-      const { tenant } = core.source.actorOf(ctx);
+      const { tenant } = ctx.who;
       const f = (ctx.body ?? {}) as Parameters<typeof selectTasks>[1];
       const tasks = selectTasks(core.source.ofTenant(tenant), f);
       const format = formatOf(ctx);
@@ -55,7 +55,7 @@ export function exportRoutes(core: ObserveCore, d: ExportDeps): Route[] {
       return RAW;
     }),
     post('/export/agents', 'export_agents', 'Export agent runs (finished, then live) as JSON, JSONL or CSV (filters; streamed; audited)', AgentExportRequest, async (ctx) => {
-      const { tenant } = core.source.actorOf(ctx);
+      const { tenant } = ctx.who;
       const mine = (id: string) => { const t = core.source.get(id); return t && t.tenant === tenant ? t : undefined; };
       const rows = agentRows(core.ledger.all(), core.source.sessions().filter((s) => s.tenant === tenant), mine, (ctx.body ?? {}) as Parameters<typeof agentRows>[3]);
       const format = formatOf(ctx);

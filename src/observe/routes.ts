@@ -24,7 +24,7 @@ export function observeRoutes(core: ObserveCore): Route[] {
     get('/status', 'status', 'Status summary of the caller\'s tenant: counts, agents, cost, per role, cache metrics', StatusBody, {
       query: TenantQuery,
       handler: (ctx) => {
-        const { tenant } = core.source.actorOf(ctx);
+        const { tenant } = ctx.who;
         sendBody(ctx, core.cache.get(`status:${tenant}`, snapshotVersion(core), () => buildStatus(viewOf(core, tenant), {
           version: core.version, uptimeS: Math.round((core.clock.now() - core.startedMs) / 100) / 10, maxAgents: core.source.maxAgents(),
           draining: core.source.draining(), seq: core.feed.ring.seq, cache: core.cache.stats(), sandbox: core.source.sandbox(),
@@ -35,7 +35,7 @@ export function observeRoutes(core: ObserveCore): Route[] {
     get('/slo', 'slo', 'Service level objectives with target, current and met, and the error budget', SloBody, {
       query: TenantQuery,
       handler: (ctx) => {
-        const { tenant } = core.source.actorOf(ctx);
+        const { tenant } = ctx.who;
         sendBody(ctx, core.cache.get(`slo:${tenant}`, snapshotVersion(core), () => {
           const runs = core.ledger.all().filter((r) => core.source.get(r.task_id)?.tenant === tenant);
           return buildSlo({ counts: core.source.counts(tenant), runs }, core.config.slo);
@@ -46,7 +46,7 @@ export function observeRoutes(core: ObserveCore): Route[] {
     get('/dashboard/data', 'dashboard_data', 'The board for editor clients and the board page: stats, tasks, agents, costs, alerts; seq resumes /events', DashboardBody, {
       query: DashboardQuery,
       handler: (ctx) => {
-        const who = core.source.actorOf(ctx);
+        const who = ctx.who;
         const q = ctx.query as { status?: string };
         const only = q.status ? new Set(q.status.split(',').map((s) => s.trim()).filter(Boolean)) : null;
         const you = { actor: who.actor, role: ctx.principal.role, tenant: who.tenant, signed_in: ctx.principal.kind === 'session' };

@@ -3,6 +3,7 @@ import { access, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import { hasPlaceholder, parseCommandTemplate, substitutePlaceholders, type TemplateValues } from './command-template.ts';
+import { codexMcpArgs, mcpConfigJson, type AgentMcp } from './mcp-config.ts';
 
 /** The agent CLIs svc knows how to drive. */
 export const ADAPTER_NAMES = ['claude', 'codex', 'gemini', 'aider', 'opencode', 'qwen', 'generic'] as const;
@@ -20,10 +21,10 @@ export type LaunchValues = TemplateValues;
 // Prompts above this go by file: one argv string may not exceed 128 KiB on Linux (MAX_ARG_STRLEN).
 const INLINE_PROMPT_MAX_BYTES = 100_000;
 
-// Arguments after the binary, for each CLI's documented non-interactive mode.
-const ARGS: Record<Exclude<AdapterName, 'generic'>, (v: LaunchValues, prompt: string) => string[]> = {
-  claude: (v, p) => ['-p', p, ...opt('--model', v.model), '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'],
-  codex: (v, p) => ['exec', ...opt('--model', v.model), '--dangerously-bypass-approvals-and-sandbox', p],
+// Arguments after the binary, for each CLI's documented non-interactive mode (and its MCP configuration, where it has one).
+const ARGS: Record<Exclude<AdapterName, 'generic'>, (v: LaunchValues, prompt: string, mcp?: AgentMcp) => string[]> = {
+  claude: (v, p, mcp) => ['-p', p, ...opt('--model', v.model), ...(mcp ? ['--mcp-config', mcpConfigJson(mcp)] : []), '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'],
+  codex: (v, p, mcp) => ['exec', ...opt('--model', v.model), ...(mcp ? codexMcpArgs(mcp) : []), '--dangerously-bypass-approvals-and-sandbox', p],
   gemini: (v, p) => ['-p', p, ...opt('--model', v.model), '--yolo'],
   aider: (v) => ['--message-file', v.prompt_file, ...opt('--model', v.model), '--yes-always', '--no-pretty', '--no-check-update'],
   opencode: (v, p) => ['run', ...opt('--model', v.model), p],
@@ -58,9 +59,12 @@ export function promptArgument(values: LaunchValues): string {
   return `Your complete instructions are in the file ${values.prompt_file}. Read that file first and follow it.`;
 }
 
-/** The argv (binary first) that starts adapter `name`; throws TemplateError for a bad or missing template. */
-export function buildArgv(name: AdapterName, settings: AdapterSettings, values: LaunchValues): string[] {
-  const v = { ...values, prompt: promptArgument(values) };
+/**
+ * The argv (binary first) that starts adapter `name`; throws TemplateError for a bad or missing template.
+ * With `mcp`, CLIs that take an MCP configuration get the svc server, and a template gets `{mcp_config}`.
+ */
+export function buildArgv(name: AdapterName, settings: AdapterSettings, values: LaunchValues, mcp?: AgentMcp): string[] {
+  const v = { ...values, prompt: promptArgument(values), mcp_config: mcp ? mcpConfigJson(mcp) : '' };
   if (name === 'generic') {
     if (!settings.command) throw new Error('agents.generic.command is not set in config.yaml');
     return substitutePlaceholders(parseCommandTemplate(settings.command), v);
@@ -68,7 +72,13 @@ export function buildArgv(name: AdapterName, settings: AdapterSettings, values: 
   // A command with placeholders is a whole template; without, it only replaces the binary (e.g. `npx claude`).
   if (settings.command && hasPlaceholder(settings.command)) return substitutePlaceholders(parseCommandTemplate(settings.command), v);
   const prefix = settings.command ? parseCommandTemplate(settings.command) : [name];
-  return [...prefix, ...ARGS[name](v, v.prompt)];
+  return [...prefix, ...ARGS[name](v, v.prompt, mcp)];
+}
+
+/** True when a run of adapter `name` gets the svc MCP server (its CLI takes a configuration, or its template names {mcp_config}). */
+export function takesMcp(name: AdapterName, settings: AdapterSettings): boolean {
+  if (settings.command && hasPlaceholder(settings.command)) return settings.command.includes('{mcp_config}');
+  return name === 'claude' || name === 'codex';
 }
 
 /** The executable an adapter would run (before PATH lookup), or null when generic has no template. */
@@ -136,9 +146,9 @@ export interface AgentLaunch {
   argv: string[];
 }
 
-/** Resolve model and argv for `adapter` and one run (pure). */
-export function planLaunch(input: { adapter: AdapterName; agents: Config['agents']; taskModel?: string | null; values: Omit<LaunchValues, 'model'> }): AgentLaunch {
+/** Resolve model and argv for `adapter` and one run (pure); `mcp` when the run gets the svc MCP server. */
+export function planLaunch(input: { adapter: AdapterName; agents: Config['agents']; taskModel?: string | null; values: Omit<LaunchValues, 'model'>; mcp?: AgentMcp }): AgentLaunch {
   const settings = adapterSettings(input.agents, input.adapter);
   const model = resolveModel(input.taskModel, settings);
-  return { adapter: input.adapter, model, argv: buildArgv(input.adapter, settings, { ...input.values, model }) };
+  return { adapter: input.adapter, model, argv: buildArgv(input.adapter, settings, { ...input.values, model }, input.mcp) };
 }

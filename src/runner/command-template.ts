@@ -1,6 +1,6 @@
 // Shell-safe command templates: parsed into argv here, placeholders substituted per argument, never run by a shell.
 
-/** Values a template may name: {prompt_file} {prompt} {model} {task_id} {session_id} {worktree}. */
+/** Values a template may name: {prompt_file} {prompt} {model} {task_id} {session_id} {worktree} {mcp_config}. */
 export interface TemplateValues {
   prompt_file: string;
   prompt: string;
@@ -8,6 +8,8 @@ export interface TemplateValues {
   task_id: string;
   session_id: string;
   worktree: string;
+  /** The svc MCP server in Claude Code's `--mcp-config` JSON; '' (or absent) when agents get none. */
+  mcp_config?: string;
 }
 
 /** Thrown for a template that cannot be split (unterminated quote, trailing backslash, no words). */
@@ -18,7 +20,9 @@ export class TemplateError extends Error {
   }
 }
 
-const PLACEHOLDER = /\{(prompt_file|prompt|model|task_id|session_id|worktree)\}/g;
+const PLACEHOLDER = /\{(prompt_file|prompt|model|task_id|session_id|worktree|mcp_config)\}/g;
+// Placeholders that may be empty: then the argument, and the flag before a bare one, are left out.
+const OPTIONAL = ['model', 'mcp_config'] as const;
 
 /** Split a template into words like a POSIX shell would (quotes, backslashes), without expansion. */
 export function parseCommandTemplate(template: string): string[] {
@@ -58,19 +62,22 @@ export function parseCommandTemplate(template: string): string[] {
 }
 
 /**
- * Replace the known placeholders inside each argument; a value never splits or joins arguments. With no model,
- * `--model {model}` and `--model={model}` are left out instead of passing "" (the CLI then uses its own default).
+ * Replace the known placeholders inside each argument; a value never splits or joins arguments. With no model
+ * (or no MCP config), `--model {model}` and `--model={model}` are left out instead of passing "" (the CLI then
+ * uses its own default).
  */
 export function substitutePlaceholders(argv: readonly string[], values: TemplateValues): string[] {
   const out: string[] = [];
+  const empty = OPTIONAL.filter((k) => !values[k]);
   argv.forEach((arg, i) => {
-    if (values.model === '' && arg === '{model}') {
-      // The flag before a bare {model} is its name: drop both (unless that word was a placeholder itself).
+    const bare = empty.find((k) => arg === `{${k}}`);
+    if (bare) {
+      // The flag before a bare empty placeholder is its name: drop both (unless that word was a placeholder itself).
       if (i > 0 && /^-/.test(argv[i - 1]!) && !PLACEHOLDER_ONE.test(argv[i - 1]!)) out.pop();
       return;
     }
-    if (values.model === '' && /^-[^=]*=\{model\}$/.test(arg)) return;
-    out.push(arg.replace(PLACEHOLDER, (_m, key: keyof TemplateValues) => values[key]));
+    if (empty.some((k) => new RegExp(`^-[^=]*=\\{${k}\\}$`).test(arg))) return;
+    out.push(arg.replace(PLACEHOLDER, (_m, key: keyof TemplateValues) => values[key] ?? ''));
   });
   return out;
 }

@@ -1,5 +1,6 @@
 export * from './command-template.ts';
 export * from './adapters.ts';
+export * from './mcp-config.ts';
 export * from './prompt.ts';
 export * from './env.ts';
 export * from './sandbox.ts';

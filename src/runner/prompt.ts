@@ -13,6 +13,8 @@ export interface PromptInput {
   serverUrl: string;
   /** Set when an earlier attempt's gates failed (the janitor reopened the task). */
   previous?: PreviousAttempt;
+  /** The agent's CLI was given the svc MCP server. */
+  mcp?: boolean;
 }
 
 /** What the next attempt is told about the last one: its number, the failed gates and where its work is. */
@@ -63,6 +65,7 @@ export function buildPrompt(p: PromptInput): string {
     '  "commits": ["<sha>"], "tests": {"passed": 12, "failed": 0}, "notes": "…"}}` (payload optional).',
     '  To refuse the task: `"payload": {"outcome": "refused", "refusal": {"reason": "why"}}`.',
     `- fail: \`svc task fail ${t.id} --reason "…"\` or POST /tasks/${t.id}/fail \`{"reason": "…"}\``,
+    ...(p.mcp ? ['- or the tools of the `svc` MCP server you were given: report_progress, complete_task (with the same payload),', '  fail_task, get_task, create_subtask; they act on this task when you leave task_id out.'] : []),
     '',
     'Report exactly once at the end (complete or fail). Exiting without reporting counts as a failure.',
     '',

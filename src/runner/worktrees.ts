@@ -140,14 +140,15 @@ export function planReconcile(input: { live: ReadonlySet<string>; worktreeSids: 
 }
 
 /** At start: prune missing worktrees, keep live sessions' worktrees, retire every other `agent/*` branch and worktree. */
-export async function reconcileWorktrees(deps: WorktreeDeps, input: { live: ReadonlySet<string>; base: string }): Promise<ReconcileReport> {
+export async function reconcileWorktrees(deps: WorktreeDeps, input: { live: ReadonlySet<string>; base: string; remote?: ReadonlySet<string> }): Promise<ReconcileReport> {
   const { git, layout } = deps;
   await git.mutate(['worktree', 'prune']);
   const root = normalPath(layout.worktrees);
   const ours = (await listWorktrees(git)).filter((w) => !w.prunable && w.path.startsWith(root + '/'));
   const worktreeSids = ours.map((w) => w.path.slice(root.length + 1)).filter((s) => !s.includes('/'));
   const refs = (await git.run(['for-each-ref', '--format=%(refname)', 'refs/heads/agent/'])).stdout.split('\n').filter(Boolean);
-  const branchSids = refs.map((r) => r.slice('refs/heads/agent/'.length));
+  // Branches that sessions of cluster nodes pushed (`remote`) are theirs until the orchestrator adopts them.
+  const branchSids = refs.map((r) => r.slice('refs/heads/agent/'.length)).filter((sid) => !input.remote?.has(sid));
   const plan = planReconcile({ live: input.live, worktreeSids, branchSids });
   for (const sid of plan.recreate) await addWorktree(deps, sid, input.base);
   const retired: RetireResult[] = [];

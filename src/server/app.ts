@@ -17,6 +17,7 @@ import { begin, checkAllowlist, fail, rateLimit, routeHandler, type PipelineDeps
 import { createRateLimiter } from './rate-limit.ts';
 import { systemRoutes, type ServerHooks } from './system-routes.ts';
 import { ensureFormats } from './validate.ts';
+import type { TenantScope } from './who.ts';
 
 export interface CreateServerOptions {
   /** Domain routes; the system routes (/, /health*, /docs, /openapi.json, /metrics, …) are added. */
@@ -32,6 +33,8 @@ export interface CreateServerOptions {
   clock?: Clock;
   /** Loopback clients pass a non-empty allowlist without being listed (default: server.exempt_loopback). */
   allowLoopback?: boolean;
+  /** The tenant scope of a request (`ctx.who`): the tenant registry's rules (auth's TenantGate.scope). */
+  tenantScope?: TenantScope;
 }
 
 export interface SvcServer {
@@ -86,6 +89,7 @@ export function createServer(opts: CreateServerOptions): SvcServer {
     trustProxy: cfg.trust_proxy.length ? cidrSet(cfg.trust_proxy, 'server.trust_proxy') : null,
     heavySlots: new KeyedSlots(cfg.heavy_reads_per_client),
     refs: [...collectSchemas(routes, opts.schemas).values()],
+    ...(opts.tenantScope ? { tenantScope: opts.tenantScope } : {}),
   };
   // Header and body deadlines of seconds, checked every second (Node's defaults: 60 s, 300 s, checked every 30 s).
   const httpServer = http.createServer({

@@ -14,6 +14,7 @@ import type { HttpMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { errorResponse, sendJson, type Outgoing } from './respond.ts';
 import { compileValidator, pickQuery, ValidationFailed, type Validator } from './validate.ts';
+import { noTenants, resolveWho, withWho, type TenantScope } from './who.ts';
 
 /** What every request handler shares. */
 export interface PipelineDeps {
@@ -31,6 +32,8 @@ export interface PipelineDeps {
   log: Logger;
   metrics: HttpMetrics;
   refs: TSchema[];
+  /** The tenant scope of a request (the tenant registry's rules); default: the same rules without a registry. */
+  tenantScope?: TenantScope;
 }
 
 const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', role: 'viewer', tenant: null, actor: 'anonymous' });
@@ -201,12 +204,19 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
         if (res.destroyed || res.closed) { free(); return; }
         res.once('close', free);
       }
-      const result = await route.handler({ req, res, params, query, body, principal, requestId, ip, ...(raw ? { raw } : {}) });
+      const resolve = () => resolveWho(deps.tenantScope ?? noTenants, principal, req, query, route.bodyTenant?.(body));
+      const result = await route.handler(withWho({ req, res, params, query, body, principal, requestId, ip, ...(raw ? { raw } : {}) }, resolve));
       answer(res, result, p.status);
     } catch (err) {
-      fail(res, err, deps.log, `[${requestId}] ${req.method} ${path}`);
+      fail(res, challenged(route, req, err), deps.log, `[${requestId}] ${req.method} ${path}`);
     }
   };
+}
+
+// A 401 of a route that names its challenge carries it in WWW-Authenticate.
+function challenged(route: Route, req: IncomingMessage, err: unknown): unknown {
+  if (!route.challenge || !(err instanceof HttpError) || err.status !== 401) return err;
+  return new HttpError(401, err.detail, err.extra, { ...err.headers, 'www-authenticate': route.challenge(req) });
 }
 
 // Turn a handler's return value into the response (RAW or an already-started response: leave it).

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
+import { DomainError } from '../lib/domain-error.ts';
 import { HttpError } from '../lib/http-error.ts';
 import { StorageUnavailable, VersionConflict } from '../store/types.ts';
+import { domainResponse } from './errors.ts';
 import { ValidationFailed } from './validate.ts';
 
 /** A response decided from a value or an error, before it is written. */
@@ -28,6 +30,8 @@ export function sendJson(res: ServerResponse, out: Outgoing): void {
  */
 export function errorResponse(err: unknown): Outgoing & { internal?: true } {
   if (err instanceof HttpError) return { status: err.status, body: err.body(), headers: err.headers };
+  const domain = err instanceof DomainError ? domainResponse(err) : undefined;
+  if (domain) return domain;
   if (err instanceof ValidationFailed) return { status: 422, body: { detail: err.issues } };
   if (err instanceof VersionConflict) {
     return { status: 409, body: { detail: err.message, current_version: err.current.version } };

@@ -11,6 +11,7 @@ import { createMetrics, type HttpMetrics } from './metrics.ts';
 import { answer, begin, prepare, readRequestBody } from './pipeline.ts';
 import { errorResponse, sendJson } from './respond.ts';
 import { ensureFormats, pickQuery } from './validate.ts';
+import { withWho } from './who.ts';
 
 export interface SiteServerOptions {
   routes: SiteRoute[];
@@ -47,7 +48,7 @@ function siteHandler(route: SiteRoute, opts: Required<Omit<SiteServerOptions, 'r
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
       const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, req.query ?? {}), 'query', true) : req.query ?? {};
       const { body, raw } = await readRequestBody(p, req, route.bodyLimit ?? opts.bodyLimit, rawParams);
-      const result = await route.handler({ req, res, params, query, body, principal: ANONYMOUS, requestId, ip, ...(raw ? { raw } : {}) });
+      const result = await route.handler(withWho({ req, res, params, query, body, principal: ANONYMOUS, requestId, ip, ...(raw ? { raw } : {}) }, () => ({ actor: ANONYMOUS.actor, tenant: 'default' })));
       answer(res, result, p.status);
     } catch (err) {
       const out = errorResponse(err);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { KeyedMutex } from '../lib/mutex.ts';
-import { createJsonlAppender, readJsonl, type JsonlAppender } from '../store/index.ts';
+import { createAppenders, readJsonl, type Appenders } from '../store/index.ts';
 import { flatError } from './errors.ts';
 
 /** Sends the welcome mail of a new subscriber. */
@@ -27,12 +27,12 @@ export class Subscribers {
   private readonly emails = new Set<string>();
   private readonly locks = new KeyedMutex();
 
-  private constructor(private readonly file: string, private readonly appender: JsonlAppender, private readonly deps: { clock: Clock; mailer: Mailer | null; log: Logger }) {}
+  private constructor(private readonly file: string, private readonly appender: Appenders, private readonly deps: { clock: Clock; mailer: Mailer | null; log: Logger }) {}
 
   /** Load the list (a torn last line is skipped). */
   static async open(dataDir: string, deps: { clock: Clock; mailer: Mailer | null; log: Logger }): Promise<Subscribers> {
     const file = join(dataDir, 'subscribers.jsonl');
-    const s = new Subscribers(file, createJsonlAppender(), deps);
+    const s = new Subscribers(file, createAppenders(), deps);
     for (const rec of await readJsonl<{ email?: unknown }>(file).catch(() => [])) {
       if (typeof rec?.email === 'string') s.emails.add(rec.email);
     }
@@ -60,7 +60,7 @@ export class Subscribers {
           throw flatError(502, 'upstream', 'The mail server refused the message');
         }
       }
-      await this.appender.append(this.file, { email, subscribed_at: clock.iso() });
+      await this.appender.append(this.file, JSON.stringify({ email, subscribed_at: clock.iso() }));
       this.emails.add(email);
       return mailer ? 'subscribed' : 'noop';
     });

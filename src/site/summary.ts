@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import { writeJsonAtomic } from '../store/index.ts';
+import { stableStringify, writeFileAtomic } from '../store/index.ts';
 import type { Post } from './content.ts';
 import { ModelError, type ChatMessage, type ModelClient } from './model.ts';
 
@@ -69,7 +69,7 @@ export class SummaryCache {
     const summary: ArticleSummary = { title: post.title, ...answer, mode, model: this.deps.model.name, cached: false };
     const { cached: _, ...stored } = summary;
     await mkdir(this.deps.dir, { recursive: true })
-      .then(() => writeJsonAtomic(file, { ...stored, created_at: this.deps.clock.iso() }))
+      .then(() => writeFileAtomic(file, stableStringify({ ...stored, created_at: this.deps.clock.iso() })))
       .catch((err) => this.deps.log.warn(`summary cache not written: ${(err as Error).message}`));
     return summary;
   }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { KeyedMutex } from '../lib/mutex.ts';
 import { join } from 'node:path';
 import { DRIVER_KEYS, driverOverrides, hardenedArgs, pinnedWorktreeEnv, touchesContent, UNSAFE_GIT_ENV, worktreeTop } from './git-harden.ts';
 
@@ -57,7 +58,7 @@ export function gitBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string,
 export function createGit(root: string, opts: { worktreesDir?: string } = {}): Git {
   const worktreesDir = opts.worktreesDir ?? join(root, '.sdd', 'worktrees');
   const baseEnv = gitBaseEnv();
-  let tail: Promise<unknown> = Promise.resolve();
+  const queue = new KeyedMutex();
   let common: string | null = null;
   const spawnGit = (args: string[], o: GitRunOptions, env: Record<string, string>) =>
     new Promise<GitResult>((resolve) => {
@@ -91,10 +92,6 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     if (result.code !== 0 && !o.allowFail) throw new GitError(args, result);
     return result;
   };
-  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = tail.then(fn, fn);
-    tail = next.catch(() => undefined);
-    return next;
-  };
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => queue.run('mutations', fn);
   return { root, run: exec, mutate: (args, o) => exclusive(() => exec(args, o)), exclusive };
 }

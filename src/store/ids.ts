@@ -16,12 +16,6 @@ export function ulidIds(now: () => number = Date.now): Ids {
   return { next: () => make(now()).toLowerCase() };
 }
 
-/** Sequential ids for tests: t0000000000000000000000001, … (still valid ids). */
-export function sequentialIds(prefix = 't'): Ids {
-  let n = 0;
-  return { next: () => `${prefix}${String(++n).padStart(25 - prefix.length + 1, '0')}` };
-}
-
 /** True when `id` may be used as a file name. */
 export function isValidId(id: unknown): id is string {
   return typeof id === 'string' && ID_PATTERN.test(id);

@@ -1,72 +1,83 @@
-// Pure decisions of the write-ahead journal (journal.ts): which entry wins, what replay writes, which files may go.
+// Pure rules of the journal (journal.ts, journal-replay.ts): what a line holds, what replay writes and appends.
 
 /**
- * One journal line: `p` relative to `.sdd`, `t` the file's full new text, or null for a delete; `au`
- * the audit entry of the change (its intent: journaled with the write, appended to the audit log after)
- * and `at` when it was journaled (epoch ms).
+ * One journal line: every write of one store operation, paths relative to `.sdd`. `w`: files and their
+ * full new text (null: deleted); `a`: lines appended to files (no newline), audit records signed already.
  */
-export interface JournalEntry {
-  p: string;
-  t: string | null;
-  au?: Record<string, unknown>;
-  at?: number;
+export interface JournalLine {
+  w?: [path: string, text: string | null][];
+  a?: [path: string, line: string][];
 }
 
-/** An audit entry journaled with a write, and when. */
-export interface AuditIntent {
-  entry: Record<string, unknown>;
-  at: number;
+/** The journal text of one operation (one line, no newline). */
+export function encodeLine(line: JournalLine): string {
+  return JSON.stringify(line);
 }
 
-/** The audit intents of the entries, in journal order (well-formed entries whose `au` is an object). */
-export function auditIntents(entries: readonly unknown[]): AuditIntent[] {
-  const out: AuditIntent[] = [];
-  for (const e of entries) {
-    if (!isEntry(e) || e.au === null || typeof e.au !== 'object' || Array.isArray(e.au)) continue;
-    out.push({ entry: e.au, at: typeof e.at === 'number' ? e.at : 0 });
+/**
+ * The well-formed lines of a journal file, in order; a torn or hand-edited line is skipped whole, so
+ * an operation is replayed entirely or not at all. Lines of the previous format (`{p, t}`) read as one write.
+ */
+export function parseJournal(text: string): JournalLine[] {
+  const out: JournalLine[] = [];
+  for (const raw of text.split('\n')) {
+    if (!raw.trim()) continue;
+    let v: unknown;
+    try { v = JSON.parse(raw); } catch { continue; }
+    const line = asLine(v);
+    if (line) out.push(line);
   }
   return out;
 }
 
-/** The last entry per path, in journal order; lines that are not well-formed entries are skipped. */
-export function lastEntries(entries: readonly unknown[]): Map<string, string | null> {
-  const out = new Map<string, string | null>();
-  for (const e of entries) {
-    if (!isEntry(e)) continue;
-    out.delete(e.p); // keep insertion order = order of the last write
-    out.set(e.p, e.t);
-  }
-  return out;
+function asLine(v: unknown): JournalLine | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const { w, a, p, t } = v as Record<string, unknown>;
+  if (typeof p === 'string') return isWrite([p, t]) ? { w: [[p, t as string | null]] } : undefined;
+  const ws = w === undefined ? [] : w;
+  const as = a === undefined ? [] : a;
+  if (!Array.isArray(ws) || !Array.isArray(as) || !ws.every(isWrite) || !as.every(isAppend)) return undefined;
+  return { w: ws as JournalLine['w'], a: as as JournalLine['a'] };
 }
 
-/** The entries replay must write: those whose file text differs from the journal's last word. */
-export function replayPlan(last: Map<string, string | null>, onDisk: Map<string, string | null>): Map<string, string | null> {
-  const out = new Map<string, string | null>();
-  for (const [p, t] of last) if ((onDisk.get(p) ?? null) !== t) out.set(p, t);
-  return out;
+const isWrite = (x: unknown): boolean => Array.isArray(x) && x.length === 2 && insideSdd(x[0]) && (typeof x[1] === 'string' || x[1] === null);
+const isAppend = (x: unknown): boolean => Array.isArray(x) && x.length === 2 && insideSdd(x[0]) && typeof x[1] === 'string' && !x[1].includes('\n');
+
+// Paths come from a file anyone on the box could edit: stay inside `.sdd`.
+function insideSdd(p: unknown): boolean {
+  return typeof p === 'string' && p.length > 0 && !p.startsWith('/') && !p.split('/').some((s) => s === '..' || s === '' || s === '.');
 }
 
-/**
- * How many rotated journals (oldest first) may be deleted: file i is settled when each of its paths has
- * an entry in a later file (rotated, or `later`: the current journal) or is not `locked`. Every journaled
- * write holds its record's lock from before its line until after its rename, so a path seen unlocked
- * once its line was read has its file written (or its writer died, unacknowledged).
- */
-export function settledCount(files: readonly Map<string, string | null>[], later: ReadonlySet<string>, locked: ReadonlySet<string>): number {
-  for (let i = 0; i < files.length; i++) {
-    for (const p of files[i]!.keys()) {
-      if (later.has(p) || !locked.has(p)) continue;
-      if (files.slice(i + 1).some((f) => f.has(p))) continue;
-      return i;
+/** Replay's input: the last text per path (in order of the last write) and every journaled line per file, in order. */
+export function replayPlan(lines: readonly JournalLine[]): { texts: Map<string, string | null>; appends: Map<string, string[]> } {
+  const texts = new Map<string, string | null>();
+  const appends = new Map<string, string[]>();
+  for (const l of lines) {
+    for (const [p, t] of l.w ?? []) { texts.delete(p); texts.set(p, t); }
+    for (const [p, line] of l.a ?? []) {
+      const q = appends.get(p) ?? [];
+      if (!q.length) appends.set(p, q);
+      q.push(line);
     }
   }
-  return files.length;
+  return { texts, appends };
 }
 
-/** A well-formed entry; paths come from a file anyone on the box could edit: stay inside `.sdd`. */
-export function isEntry(e: unknown): e is JournalEntry {
-  if (e === null || typeof e !== 'object') return false;
-  const { p, t } = e as Record<string, unknown>;
-  if (typeof p !== 'string' || !(typeof t === 'string' || t === null)) return false;
-  return p.length > 0 && !p.startsWith('/') && !p.split('/').some((s) => s === '..' || s === '' || s === '.');
+/**
+ * The journaled `lines` of a file (oldest first) that its end lacks. Lines reach a file in journal
+ * order and an earlier journal is dropped only once all its lines are in their files, so the file ends
+ * with the first k of them, maybe followed by a torn piece of the next: the largest such k is taken.
+ * `tail` is the file's last bytes (`whole`: from its start); `seal`: it ends inside a line.
+ */
+export function missingLines(tail: string, whole: boolean, lines: readonly string[]): { missing: string[]; seal: boolean } {
+  const cut = tail.lastIndexOf('\n');
+  const seal = tail.length > 0 && cut < tail.length - 1;
+  const body = cut < 0 ? [] : tail.slice(0, cut).split('\n');
+  if (!whole && cut >= 0) body.shift(); // may start inside a line
+  for (let i = Math.max(0, body.length - lines.length); i < body.length; i++) {
+    if (body[i] !== lines[0]) continue;
+    const k = body.length - i;
+    if (body.slice(i).every((l, j) => l === lines[j])) return { missing: lines.slice(k), seal };
+  }
+  return { missing: [...lines], seal };
 }

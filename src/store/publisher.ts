@@ -1,24 +1,30 @@
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+// Write-behind of journaled changes: record texts (overwritten in place on a thread, coalesced per path)
+// and appended lines (journal order per file, on the event loop). No fsync: the journal keeps them until
+// a checkpoint's syncfs. Disk trouble is retried, never dropped.
 import type { Logger } from '../lib/log.ts';
-import { storageError, type Faults } from './io.ts';
-import type { PublishReply, PublishRequest } from './publish-worker.ts';
+import { backoff } from '../lib/retry.ts';
+import { systemTimers, type Timers } from '../lib/timers.ts';
+import { storageError, type Faults } from './disk.ts';
+import { createLineFiles } from './line-files.ts';
+import { createPublishThread } from './publish-thread.ts';
+import type { Note } from './types.ts';
 
-/**
- * Write-behind of journaled record texts onto their files (temp + rename, no fsync: the journal holds
- * them until a checkpoint has made the files durable), on a thread of its own (publish-worker.ts).
- * Writes to one path coalesce: a file written twice before its turn is written once, with the newer text.
- */
 export interface Publisher {
   /** `abs` must become `text` (null: deleted); its journal line is on disk already. */
   put(abs: string, text: string | null): void;
+  /** `line` (no newline) must be appended to `abs`, after the lines put before it. */
+  append(abs: string, line: string, note?: Note): void;
   /** The text waiting for `abs` (null: a delete), or undefined when its file is up to date. */
   peek(abs: string): string | null | undefined;
-  /** Resolves once everything put before the call is on its file; rejects if a round failed on it. */
+  /** Lines of `abs` still waiting, oldest first. Read with the file in the same turn: a line is in one or the other. */
+  lines(abs: string): readonly string[];
+  /** The `*.json` texts of a folder by name, waiting texts included, read on the thread (dead writers' temps removed). */
+  readFolder(dir: string): Promise<[string, string][]>;
+  /** Resolves once everything put or appended before the call is on its file; rejects if a round failed on it. */
   flush(): Promise<void>;
   /** Resolves once the backlog is under the high-water mark (writers wait here: memory stays bounded). */
   room(): Promise<void>;
+  /** Files and lines waiting. */
   readonly backlog: number;
   /** Publish everything (one try when the disk fails: the journal keeps the rest for replay). */
   close(): Promise<void>;
@@ -27,87 +33,40 @@ export interface Publisher {
 export interface PublisherOptions {
   log: Logger;
   faults?: Faults;
-  /** Most files handed to the writer thread in one message (default 256). */
-  chunk?: number;
-  /** Backlog at which `room()` starts to wait (default 20,000 paths). */
+  timers?: Timers;
+  /** Called after lines reached `abs` (mark it for the state commit), once per line with its note. */
+  appended?(abs: string, note: Note | undefined): void;
+  /** Backlog at which `room()` starts to wait (default 20,000). */
   highWater?: number;
-  /**
-   * A text waits this long before its file is written (default 50 ms), so a record written again
-   * soon after (claim, then progress or complete) costs one file write, not two.
-   */
+  /** A text waits this long (default 50 ms), so a record written again soon after costs one file write. */
   delayMs?: number;
 }
 
-interface Entry { text: string | null; seq: number; at: number }
-interface Waiter { seq: number; resolve(): void; reject(err: unknown): void }
+type Text = { text: string | null; seq: number; at: number };
+type Line = { line: string; note?: Note; seq: number };
+type Waiter = { seq: number; resolve(): void; reject(err: unknown): void };
 
+/** The write-behind of a server's store (records/owned.ts): what the journal acknowledged, onto its files. */
 export function createPublisher(o: PublisherOptions): Publisher {
-  const chunk = o.chunk ?? 256;
-  const highWater = o.highWater ?? 20_000;
-  const delayMs = o.delayMs ?? 50;
-  const pending = new Map<string, Entry>();
-  let seq = 0;
-  let running: Promise<void> | undefined;
+  const timers = o.timers ?? systemTimers;
+  const chunk = 256; // files per message to the thread
+  const { highWater = 20_000, delayMs = 50 } = o;
+  const texts = new Map<string, Text>();
+  const queued = new Map<string, Line[]>();
+  const thread = createPublishThread();
+  const files = createLineFiles();
+  const retry = backoff(50, 2000);
+  let lineCount = 0, seq = 0;
+  let running: Promise<void> | undefined, closing = false;
   let flushers: Waiter[] = [];
   let roomWaiters: (() => void)[] = [];
-  let retryMs = 0;
-  let closing = false;
-
-  // The writer thread, started on first use; a crash of it fails the round, the next round starts another.
-  let worker: Worker | undefined;
-  let nextId = 0;
-  const replies = new Map<number, { resolve(r: PublishReply): void; reject(err: unknown): void }>();
-  const thread = (): Worker => {
-    if (worker) return worker;
-    // .js when built; .ts from source under tsx (dev, tests): Node 20 does not pass the loader to a
-    // worker, so a one-line bootstrap registers it before importing the worker module.
-    const ext = extname(fileURLToPath(import.meta.url));
-    const url = new URL(`./publish-worker${ext}`, import.meta.url);
-    const w = ext === '.ts'
-      ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(url.href)}); });`, { eval: true })
-      : new Worker(url);
-    w.unref();
-    w.on('message', (r: PublishReply) => { replies.get(r.id)?.resolve(r); replies.delete(r.id); });
-    const fail = (err: unknown) => {
-      if (worker === w) worker = undefined;
-      for (const p of replies.values()) p.reject(err);
-      replies.clear();
-    };
-    w.on('error', fail);
-    w.on('exit', (code) => fail(new Error(`record writer thread exited (${code})`)));
-    return (worker = w);
-  };
-  // Write a chunk; per file, undefined when written, else its error. Test faults run here, before the thread.
-  const writeChunk = async (files: [string, string | null][]): Promise<unknown[]> => {
-    const errors: unknown[] = new Array(files.length).fill(undefined);
-    const send: [string, string | null][] = [];
-    const at: number[] = [];
-    files.forEach(([abs, text], i) => {
-      try {
-        o.faults?.beforeWrite?.(abs);
-        send.push([abs, text]);
-        at.push(i);
-      } catch (err) {
-        errors[i] = err;
-      }
-    });
-    if (!send.length) return errors;
-    const id = ++nextId;
-    const w = thread();
-    const reply = await new Promise<PublishReply>((resolve, reject) => {
-      replies.set(id, { resolve, reject });
-      w.postMessage({ id, files: send } satisfies PublishRequest);
-    });
-    reply.results.forEach((r, k) => {
-      if (r) errors[at[k]!] = storageError(Object.assign(new Error(r.message), { code: r.code }), send[k]![0]);
-    });
-    return errors;
-  };
+  const backlog = () => texts.size + lineCount;
 
   // Flushers whose every entry is published resolve; with a failed round, those still waiting reject.
-  const settleFlushers = (failed?: unknown) => {
+  const settle = (failed?: unknown) => {
     let oldest = Infinity;
-    for (const e of pending.values()) if (e.seq < oldest) oldest = e.seq;
+    for (const e of texts.values()) oldest = Math.min(oldest, e.seq);
+    for (const q of queued.values()) oldest = Math.min(oldest, q[0]?.seq ?? Infinity);
     const still: Waiter[] = [];
     for (const w of flushers) {
       if (w.seq < oldest) w.resolve();
@@ -115,94 +74,127 @@ export function createPublisher(o: PublisherOptions): Publisher {
       else still.push(w);
     }
     flushers = still;
-    if (pending.size < highWater) {
-      const ready = roomWaiters;
-      roomWaiters = [];
-      for (const r of ready) r();
-    }
+    if (backlog() < highWater) for (const r of roomWaiters.splice(0)) r();
   };
 
-  // Entries old enough to write, oldest first (the map is in order of the last put); all of them when
-  // something waits for them (flush, close, a full backlog).
-  const due = (): [string, Entry][] => {
-    if (flushers.length || closing || pending.size >= highWater) return [...pending];
-    const cutoff = Date.now() - delayMs;
-    const out: [string, Entry][] = [];
-    for (const item of pending) {
+  // Every file's queued lines in one synchronous write each; a refused file keeps its lines.
+  const writeLines = async (): Promise<unknown> => {
+    let failed: unknown;
+    for (const [abs, q] of [...queued]) {
+      try {
+        await files.ready(abs);
+        o.faults?.beforeWrite?.(abs);
+        files.write(abs, q.map((l) => l.line).join('\n') + '\n');
+      } catch (err) {
+        failed ??= storageError(err, abs);
+        continue;
+      }
+      // Still synchronous with the write: a reader sees each line in the file or in the queue.
+      queued.delete(abs);
+      lineCount -= q.length;
+      for (const l of q) o.appended?.(abs, l.note);
+    }
+    return failed;
+  };
+
+  // Texts old enough to write, oldest first; all of them when something waits (flush, close, a full backlog).
+  const due = (): [string, Text][] => {
+    if (flushers.length || closing || backlog() >= highWater) return [...texts];
+    const cutoff = timers.now() - delayMs;
+    const out: [string, Text][] = [];
+    for (const item of texts) {
       if (item[1].at > cutoff) break;
       out.push(item);
     }
     return out;
   };
 
-  // One round takes every due entry; a round at a time, so one path never has two writes in flight.
+  const writeTexts = async (batch: [string, Text][]): Promise<unknown> => {
+    let failed: unknown;
+    for (let i = 0; i < batch.length; i += chunk) {
+      const send: [string, Text][] = [];
+      for (const [abs, e] of batch.slice(i, i + chunk)) {
+        try { o.faults?.beforeWrite?.(abs); send.push([abs, e]); } catch (err) { failed ??= storageError(err, abs); }
+      }
+      if (!send.length) continue;
+      const results = await thread.write(send.map(([abs, e]) => [abs, e.text])).catch((err: unknown) => send.map(() => ({ message: (err as Error).message, code: undefined })));
+      results.forEach((r, k) => {
+        const [abs, e] = send[k]!;
+        if (r) failed ??= storageError(Object.assign(new Error(r.message), { code: r.code }), abs);
+        else if (texts.get(abs) === e) texts.delete(abs); // a newer text put meanwhile stays
+      });
+      settle();
+    }
+    return failed;
+  };
+
+  // One round at a time, so one file never has two writes in flight.
   const run = async () => {
-    while (pending.size) {
-      if (retryMs) await new Promise((r) => setTimeout(r, retryMs));
+    while (backlog()) {
+      if (retry.current) await nap(retry.current);
       const batch = due();
-      if (!batch.length) {
-        const oldest = pending.values().next().value!;
-        await new Promise((r) => setTimeout(r, Math.max(1, oldest.at + delayMs - Date.now())));
+      if (!batch.length && !lineCount) {
+        const oldest = texts.values().next().value!;
+        await nap(Math.max(1, oldest.at + delayMs - timers.now()));
         continue;
       }
-      let failed: unknown;
-      for (let i = 0; i < batch.length; i += chunk) {
-        const part = batch.slice(i, i + chunk);
-        let errors: unknown[];
-        try {
-          errors = await writeChunk(part.map(([abs, e]) => [abs, e.text]));
-        } catch (err) {
-          errors = part.map(() => err);
-        }
-        part.forEach(([abs, e], k) => {
-          if (errors[k] !== undefined) failed ??= errors[k];
-          else if (pending.get(abs) === e) pending.delete(abs);
-        });
-        settleFlushers();
-      }
+      const lineTrouble = await writeLines();
+      const failed = (await writeTexts(batch)) ?? lineTrouble;
       if (failed !== undefined) {
-        retryMs = Math.min(Math.max(retryMs * 2, 50), 2000);
-        o.log.error(`publishing record files failed; ${pending.size} wait in the journal, retry in ${retryMs} ms`, { err: (failed as Error).message });
-      } else retryMs = 0;
-      settleFlushers(failed);
+        retry.next();
+        o.log.error(`writing files behind the journal failed; ${backlog()} wait in the journal, retry in ${retry.current} ms`, { err: (failed as Error).message });
+      } else retry.reset();
+      settle(failed);
       if (failed !== undefined && closing) break;
     }
     running = undefined;
-    settleFlushers();
+    settle();
   };
-
   const kick = () => { running ??= run(); };
+  // A wait for texts to come due ends early when lines arrive: lines go out at once (readers wait on none).
+  let wake: (() => void) | undefined;
+  const nap = (ms: number) => new Promise<void>((resolve) => {
+    const h = timers.setTimeout(() => { wake = undefined; resolve(); }, ms);
+    wake = () => { timers.clearTimeout(h); wake = undefined; resolve(); };
+  });
 
   return {
     put(abs, text) {
-      pending.delete(abs); // re-inserted last: rounds go oldest first
-      pending.set(abs, { text, seq: ++seq, at: Date.now() });
+      texts.delete(abs); // re-inserted last: rounds go oldest first
+      texts.set(abs, { text, seq: ++seq, at: timers.now() });
       kick();
     },
-    peek: (abs) => pending.get(abs)?.text,
+    append(abs, line, note) {
+      const q = queued.get(abs) ?? [];
+      if (!q.length) queued.set(abs, q);
+      q.push({ line, note, seq: ++seq });
+      lineCount++;
+      if (!retry.current) wake?.();
+      kick();
+    },
+    peek: (abs) => texts.get(abs)?.text,
+    lines: (abs) => queued.get(abs)?.map((l) => l.line) ?? [],
+    readFolder: (dir) => thread.readFolder(dir, [...texts].map(([abs, e]) => [abs, e.text])),
     flush() {
-      if (!pending.size) return Promise.resolve();
+      if (!backlog()) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         flushers.push({ seq, resolve, reject });
+        if (!retry.current) wake?.();
         kick();
       });
     },
-    room() {
-      if (pending.size < highWater) return Promise.resolve();
-      return new Promise<void>((r) => roomWaiters.push(r));
-    },
-    get backlog() {
-      return pending.size;
-    },
+    room: () => (backlog() < highWater ? Promise.resolve() : new Promise<void>((r) => roomWaiters.push(r))),
+    get backlog() { return backlog(); },
     // One last round (more if writes keep arriving); what a failing disk refuses stays in the journal for replay.
     async close() {
       closing = true;
-      retryMs = 0;
+      retry.reset();
+      wake?.();
       kick();
       await running;
-      if (pending.size) o.log.warn(`${pending.size} record file(s) left to the journal replay at the next start`);
-      await worker?.terminate();
-      worker = undefined;
+      if (backlog()) o.log.warn(`${backlog()} file(s) and line(s) left to the journal replay at the next start`);
+      await thread.terminate();
+      await files.close();
     },
   };
 }

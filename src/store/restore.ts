@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { linkSync, lstatSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { tempPathFor } from './io.ts';
+import { tempPathFor } from './atomic.ts';
 import { isCommitted, STATE_REF, type SddLayout } from './layout.ts';
 
 /** What a restore wrote back (paths relative to `.sdd`). */

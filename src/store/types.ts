@@ -54,13 +54,32 @@ export interface ChangeNote {
 /** A note for the state commit message: a ChangeNote, or a few words ("gates 01jc… passed"). */
 export type Note = string | ChangeNote;
 
-export interface UpdateOptions {
-  /** Fail with VersionConflict unless the stored version equals this. */
-  expectedVersion?: number;
+/**
+ * What a write brings along, made durable with it: its audit entry (signed into the chain in write
+ * order) and JSON lines appended to other files (archive record, progress lines). On a server's own
+ * tree all of it is one journal line; files follow behind the acknowledgement.
+ */
+export interface Effects {
+  /** Its audit entry, or several in order (a complete from open records its implicit claim first). */
+  audit?: AuditEntry | readonly AuditEntry[];
+  /** `note`: the line's own words for the commit message (a first progress report starts its task: start, then progress). */
+  appends?: readonly { abs: string; value: unknown; note?: Note }[];
+  /** Files deleted with the write (a queued CLI audit record once it is in the chain). */
+  removes?: readonly string[];
+}
+
+export interface WriteOptions {
   /** What the change was, for the state commit message. */
   note?: Note;
-  /** The audit entry of the change, journaled with it (see RecordStore.hold). */
-  audit?: (next: any) => Record<string, unknown>;
+  effects?: Effects;
+}
+
+export interface UpdateOptions<T> {
+  /** Fail with VersionConflict unless the stored version equals this. */
+  expectedVersion?: number;
+  note?: Note;
+  /** The effects of the change, from the new record. */
+  effects?: (next: T) => Effects;
 }
 
 /** JSON records and JSONL logs under `.sdd`, every write marking its path for the next state commit. */
@@ -69,98 +88,63 @@ export interface RecordStore {
   readJson<T>(abs: string): Promise<T | undefined>;
   /** Text of `abs` as last written (a file still being written behind included), or undefined when absent. */
   readText(abs: string): Promise<string | undefined>;
-  /** Exclusive create (temp + fsync + link/rename, fails with RecordExists); `audit` is journaled with it. */
-  create<T extends Versioned>(abs: string, value: T, note?: Note, audit?: Record<string, unknown>): Promise<T>;
+  /** The `*.json` files of a folder with their texts (as last written), by name; [] when it is absent. */
+  readFolder(dir: string): Promise<[name: string, text: string][]>;
+  /** Every whole line of a JSONL file, lines still being written behind included; [] when absent. */
+  readJsonl<T>(abs: string): Promise<T[]>;
+  /** The records of a JSONL file newest first (lines still being written behind included) until `visit` returns false. */
+  scanJsonl<T>(abs: string, visit: (rec: T) => boolean): Promise<void>;
+  /** Exclusive create: RecordExists (nothing written) when the file exists. `o`: a commit note, or note and effects. */
+  create<T extends Versioned>(abs: string, value: T, o?: Note | WriteOptions): Promise<T>;
+  /** Create every file or none (RecordExists, nothing written, when one exists). */
+  createAll<T extends Versioned>(items: readonly ({ abs: string; value: T } & WriteOptions)[]): Promise<void>;
   /**
-   * Create every file or none: one journal write for all of them (RecordExists, nothing written, when
-   * one exists). Only on a store that owns its tree (the server's); elsewhere create them one by one.
+   * Compare-and-set: read, optionally compare the version, call `mutate` (pure; may throw to abort,
+   * nothing is written), write `version + 1` atomically with its effects, return the new record.
    */
-  createAll?<T extends Versioned>(items: readonly { abs: string; value: T; note?: Note; audit?: Record<string, unknown> }[]): Promise<void>;
-  /**
-   * Compare-and-set under the record's lock: read, optionally compare the version, call `mutate`
-   * (pure; may throw to abort, nothing is written), write `version + 1` atomically, return the new record.
-   */
-  update<T extends Versioned>(abs: string, mutate: (current: T) => T, opts?: UpdateOptions): Promise<T>;
+  update<T extends Versioned>(abs: string, mutate: (current: T) => T, o?: UpdateOptions<T>): Promise<T>;
   /** Atomic replace of a whole file (no version check). */
   writeJson(abs: string, value: unknown, note?: Note): Promise<void>;
-  /** Append one JSON line with one write; a torn last line from a crash is sealed first. */
+  /** Append one JSON line. */
   appendJsonl(abs: string, value: unknown, note?: Note): Promise<void>;
-  /** Every whole line of a JSONL file (a torn last line is skipped); [] when absent. */
-  readJsonl<T>(abs: string): Promise<T[]>;
+  /** Effects without a record write (progress lines, a CLI's audit record), durable together. */
+  emit(effects: Effects, note?: Note): Promise<void>;
   /** Delete a file (no error if absent). */
   remove(abs: string, note?: Note): Promise<void>;
-  /**
-   * Keep the journal lines written from now on until released: a caller that journals a change with
-   * its audit entry holds until that entry is in the audit log, so a crash in between leaves the intent
-   * for the next start (reconcileAudit). No-op on a shared tree.
-   */
-  hold(): Hold;
 }
 
-/** A hold on the journal (RecordStore.hold). */
-export interface Hold {
-  /** Let go (once; later calls do nothing). */
-  release(): void;
-  /** Let go without the work done (shutting down): from now on no checkpoint drops a journal. */
-  abandon(): void;
-  /** Another hold on the same lines: they are kept until this one and every extension are released. */
-  extend(): Hold;
+/** A RecordStore that owns open handles and background work. */
+export interface ClosableRecordStore extends RecordStore {
+  close(): Promise<void>;
+  /** Acknowledged writes whose file or line is still to be written (a server's store; 0 otherwise). */
+  readonly backlog: number;
+  /** Journal bytes no checkpoint has made durable in their files yet. */
+  readonly journalBytes: number;
 }
 
-export interface CommitResult {
-  oid: string;
-  message: string;
-  paths: number;
+/** What is audited about a change; the chain (observe/audit.ts) signs it into a record. */
+export interface AuditEntry {
+  actor: string;
+  action: string;
+  resource_type: string;
+  resource_id: string | null;
+  details?: Record<string, unknown>;
 }
 
-/** What a start did to the ref (recover) and to the disk (restore). */
-export interface StartReport {
-  /** No refs/sdd/state before this start: the files became its first commit. */
-  first: boolean;
-  /** Paths (relative to `.sdd`) committed because the file differed from the ref. */
-  committed: readonly string[];
-  /** Paths a journaled delete removed, committed as deletions. */
-  deleted: readonly string[];
-  /** Files written back from the ref: task files and the rest. */
-  restoredTasks: number;
-  restoredOther: number;
-  /** The disk had no task file at all before the restore (a clone with a fetched ref). */
-  fetched: boolean;
+/**
+ * The audit chain as the store sees it (observe/audit.ts implements it): `seal` signs the next record
+ * (seq, prev, hmac) in the order journal lines are written; `rewind` undoes seals of a refused batch.
+ */
+export interface AuditSealer {
+  seal(entry: AuditEntry): { abs: string; line: string };
+  mark(): unknown;
+  rewind(mark: unknown): void;
 }
 
-export interface RecoverOptions {
-  /** Paths (relative to `.sdd`) a journaled delete removed: committed as deletions. */
-  deletions?: ReadonlySet<string>;
-  /** What the restore before it wrote back, for the report. */
-  restored?: { paths: readonly string[]; tasks: number; diskHadNoTasks: boolean };
+/** Appends signed audit records durably (the shared tree's path; observe's AuditLog). */
+export interface AuditAppender {
+  append(entry: AuditEntry): Promise<unknown>;
 }
 
-export interface RecoverResult {
-  commit: CommitResult | null;
-  /** What the start did, for its log line (message.ts startMessage). */
-  report: StartReport;
-}
-
-/** Turns dirty files under `.sdd` into commits on refs/sdd/state. */
-export interface StateCommitter {
-  /**
-   * Mark a path (absolute, under `.sdd`) changed, with an optional note for the message. `text` is its
-   * new content (null: deleted) when the caller knows it; without it the commit reads the file.
-   */
-  touch(abs: string, note?: Note, text?: string | null): void;
-  /** Commit everything dirty now (no-op when clean). Serialised: concurrent calls share one commit. */
-  flush(): Promise<CommitResult | null>;
-  /**
-   * Commit any difference between the files and the ref as one `recover: …` commit (the first commit
-   * of the board when there is no ref); never deletes a path that `deletions` does not name.
-   */
-  recover(opts?: RecoverOptions): Promise<RecoverResult>;
-  /** Start the group-commit timer (every commit_interval_ms while dirty). */
-  start(): void;
-  /** Stop the timer and make the final commit. */
-  stop(): Promise<void>;
-  /** Current value of refs/sdd/state, or null before the first commit. */
-  head(): Promise<string | null>;
-  /** Number of paths waiting for the next commit. */
-  readonly pending: number;
-}
+// The committer's side (commit results, start report, StateCommitter) lives in committer-types.ts.
+export * from './committer-types.ts';

@@ -1,6 +1,8 @@
-import { conflict, HttpError, notFound } from '../lib/http-error.ts';
+import { conflict, notFound } from '../lib/http-error.ts';
 import { isValidId } from '../store/ids.ts';
-import { VersionConflict } from '../store/types.ts';
+import { hasCode } from '../lib/domain-error.ts';
+import { retry } from '../lib/retry.ts';
+import { ClaimBlocked, NoOpenTask, TASK_REFUSALS } from './errors.ts';
 import { claimBlockers } from './machine.ts';
 import type { Task } from './schema.ts';
 import type { Actor, TaskService } from './service.ts';
@@ -17,14 +19,15 @@ export async function claimNext(svc: TaskService, role: string, opts: NextOption
   // A cordoned or draining node gets no new work: the same 404 as an empty queue, with the reason.
   const refusal = who.node === undefined ? null : svc.nodes?.claimRefusal(who.node);
   if (refusal) throw notFound(refusal);
-  const deadline = svc.deps.clock.now() + (opts.wait_s ?? 0) * 1000;
+  // The deadline on the clock the wait runs on, so manual timers move both.
+  const deadline = svc.timers.now() + (opts.wait_s ?? 0) * 1000;
   for (;;) {
     // A long-poll client that hung up must not be handed (and silently hold) a task.
-    if (signal?.aborted) throw notFound(`No open tasks for role '${role}'`);
+    if (signal?.aborted) throw new NoOpenTask(role);
     const task = await tryClaimNext(svc, role, opts, who);
     if (task) return task;
-    const left = deadline - svc.deps.clock.now();
-    if (left <= 0 || signal?.aborted) throw notFound(`No open tasks for role '${role}'`);
+    const left = deadline - svc.timers.now();
+    if (left <= 0 || signal?.aborted) throw new NoOpenTask(role);
     await readyOrTimeout(svc, role, who.tenant, left, signal);
     svc.assertAccepting();
   }
@@ -43,9 +46,9 @@ async function tryClaimNext(svc: TaskService, role: string, opts: NextOptions, w
       } catch (err) {
         // Lost a race or blocked by owned files: keep it for later callers if it is still open.
         const cur = svc.board.get(cand.id);
-        if (cur?.status === 'open' && !(err instanceof VersionConflict)) skipped.push(cur);
-        // Anything but a 409 (disk trouble: 503) is the server's, not this task's: never "no open tasks".
-        if (!(err instanceof HttpError && err.status === 409)) throw err;
+        if (cur?.status === 'open' && !hasCode(err, 'version_conflict')) skipped.push(cur);
+        // Anything but this task's refusal (disk trouble, draining) is the server's: never "no open tasks".
+        if (!hasCode(err, 'transition_refused', 'version_conflict', 'claim_blocked')) throw err;
       }
     }
   } finally {
@@ -53,31 +56,24 @@ async function tryClaimNext(svc: TaskService, role: string, opts: NextOptions, w
   }
 }
 
-/** Claim one task by id with compare-and-set; 409 on a version mismatch, a wrong state or a blocker. */
+/** Claim one task by id with compare-and-set: VersionConflict, TransitionRefused or ClaimBlocked when it cannot be. */
 export async function claimOne(svc: TaskService, id: string, opts: { claimed_by_session?: string; expectedVersion?: number; agent_id?: string; node_id?: string; branch?: string }, who: Actor): Promise<Task> {
   svc.assertAccepting();
   const refusal = who.node === undefined ? null : svc.nodes?.claimRefusal(who.node);
   if (refusal) throw conflict(refusal);
   const input = { claimed_by_session: opts.claimed_by_session ?? null, assigned_agent: opts.agent_id ?? opts.claimed_by_session ?? null, node_id: opts.node_id ?? who.node ?? null, branch: opts.branch ?? nodeBranch(who, opts.claimed_by_session) };
-  try {
-    return await svc.apply(id, 'claim', input, who, {
-      expectedVersion: opts.expectedVersion,
-      check: (cur) => {
-        if (cur.status !== 'open') return; // the machine answers 409 for the state
-        const reason = claimBlockers(cur, (x) => svc.board.get(x), svc.board.activeOwners());
-        if (reason) throw conflict(reason);
-      },
-    });
-  } catch (err) {
-    if (err instanceof VersionConflict) {
-      throw conflict(`Version conflict: task ${id} is at version ${err.current.version}, expected ${err.expected}`, { current_version: err.current.version });
-    }
-    throw err;
-  }
+  return svc.apply(id, 'claim', input, who, {
+    expectedVersion: opts.expectedVersion,
+    check: (cur) => {
+      if (cur.status !== 'open') return; // the machine refuses the state
+      const reason = claimBlockers(cur, (x) => svc.board.get(x), svc.board.activeOwners());
+      if (reason) throw new ClaimBlocked(id, reason);
+    },
+  });
 }
 
 /**
- * Claim every listed task or none: `failed` names each refusal of a task (404, 409), and claims already
+ * Claim every listed task or none: `failed` names each refusal of a task (TASK_REFUSALS), and claims already
  * made are released again. Trouble that is the server's (a failing disk) is not a refusal: the claims
  * made are released (retried, the same disk may refuse the release too) and the error answers (503).
  */
@@ -97,7 +93,7 @@ export async function claimBatch(svc: TaskService, ids: string[], opts: { agent_
     try {
       claimed.push(await claimOne(svc, id, opts, who));
     } catch (err) {
-      if (err instanceof HttpError && err.status < 500) failed.push({ task_id: id, reason: err.message });
+      if (hasCode(err, ...TASK_REFUSALS)) failed.push({ task_id: id, reason: err.message });
       else trouble = err;
       break;
     }
@@ -111,25 +107,23 @@ export async function claimBatch(svc: TaskService, ids: string[], opts: { agent_
 // Release a claim of a batch that did not go through; a few tries, as the disk that failed the batch
 // may refuse the first release too. A claim left (the disk stays full) is logged, and stale-claim rules apply.
 async function rollBack(svc: TaskService, id: string, who: Actor, tries = 10): Promise<void> {
-  for (let i = 1; ; i++) {
-    try {
-      await svc.apply(id, 'release', { reason: 'claim-batch rolled back' }, who);
-      return;
-    } catch (err) {
-      if (i >= tries || (err instanceof HttpError && err.status < 500)) {
-        svc.deps.log.error(`claim-batch rollback of ${id} failed`, err);
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 5 * 2 ** Math.min(i, 5)));
-    }
-  }
+  const release = (attempt: number) => svc.apply(id, 'release', { reason: 'claim-batch rolled back' }, who).catch((err: unknown) => {
+    throw attempt >= tries || hasCode(err, ...TASK_REFUSALS) ? new GiveUp(err) : err;
+  });
+  await retry(release, { timers: svc.timers, minMs: 10, maxMs: 160, retryable: (err) => !(err instanceof GiveUp) })
+    .catch((err: unknown) => svc.deps.log.error(`claim-batch rollback of ${id} failed`, err instanceof GiveUp ? err.cause : err));
+}
+
+// The last try of a rollback failed, or the task refused: stop retrying.
+class GiveUp extends Error {
+  constructor(readonly cause: unknown) { super('gave up'); }
 }
 
 // Resolve when a task of this role becomes claimable in the tenant, or after `ms`.
 function readyOrTimeout(svc: TaskService, role: string, tenant: string, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const done = () => { clearTimeout(timer); off(); signal?.removeEventListener('abort', done); resolve(); };
-    const timer = setTimeout(done, ms);
+    const done = () => { svc.timers.clearTimeout(timer); off(); signal?.removeEventListener('abort', done); resolve(); };
+    const timer = svc.timers.setTimeout(done, ms);
     const off = svc.onChange((t) => { if (t.status === 'open' && t.role === role && t.tenant === tenant) done(); else if (t.status === 'done' || t.status === 'closed') done(); });
     signal?.addEventListener('abort', done, { once: true });
   });

@@ -1,4 +1,7 @@
-import { conflict, HttpError, unprocessable } from '../lib/http-error.ts';
+import { hasCode } from '../lib/domain-error.ts';
+import { HttpError, unprocessable } from '../lib/http-error.ts';
+import { ClaimBlocked } from './errors.ts';
+import { claimNext } from './claims.ts';
 import { classifyCompletion } from './contract.ts';
 import { claimBlockers, isTerminal } from './machine.ts';
 import type { Task } from './schema.ts';
@@ -38,7 +41,22 @@ export async function completeTask(svc: TaskService, id: string, body: { result_
 function claimableIfOpen(svc: TaskService, cur: Task): void {
   if (cur.status !== 'open') return;
   const why = claimBlockers(cur, (x) => svc.board.get(x), svc.board.activeOwners());
-  if (why) throw conflict(why);
+  if (why) throw new ClaimBlocked(cur.id, why);
+}
+
+/**
+ * The fused cycle of a worker: finish a task (`end`: complete or fail) and, in the same call, claim the
+ * next open task of `role` for the session that held it. `next` is null when there is none, the server
+ * is draining, or the claim failed: the finish is acknowledged either way, and the worker asks again.
+ */
+export async function finishThenNext(svc: TaskService, id: string, role: string, who: Actor, end: () => Promise<Task>): Promise<{ completed: Task; next: Task | null }> {
+  const session = svc.visible(id, who.tenant).claimed_by_session;
+  const completed = await end();
+  const next = await claimNext(svc, role, session ? { claimed_by_session: session } : {}, who).catch((err: unknown) => {
+    if (!hasCode(err, 'no_open_task', 'draining')) svc.deps.log.warn(`next ${role} task after ${id} not claimed: ${(err as Error).message}`);
+    return null;
+  });
+  return { completed, next };
 }
 
 /** Apply an operation that may end a task (the archive record is written by `apply`). */
@@ -58,7 +76,7 @@ export async function cancelTask(svc: TaskService, id: string, reason: string | 
     if (!c || isTerminal(c.status)) continue;
     // No roll-up inside the cascade: the waiting ancestors are cancelled next, not blocked by their cancelled children.
     await svc.apply(cid, 'cancel', { reason: `Cascade: parent ${id} cancelled` }, who, { rollUp: false }).catch((err) => {
-      if (!(err instanceof HttpError && err.status === 409)) throw err;
+      if (!hasCode(err, 'transition_refused')) throw err;
     });
   }
   return svc.apply(id, 'cancel', { reason }, who);

@@ -1,4 +1,4 @@
-import { HttpError } from '../lib/http-error.ts';
+import { TransitionRefused } from './errors.ts';
 import type { Failure, FailureType, Task, TaskStatus } from './schema.ts';
 
 /** Every operation that moves a task between states. */
@@ -100,14 +100,14 @@ export function target(status: TaskStatus, op: TaskOp): TaskStatus | undefined {
   return (TRANSITIONS[status] as Partial<Record<TaskOp, TaskStatus>>)[op];
 }
 
-/** The 409 a disallowed (state, op) pair answers; it names what the state allows. */
-export function invalidTransition(task: Pick<Task, 'id' | 'status'>, op: TaskOp): HttpError {
+/** The refusal of a disallowed (state, op) pair; it names what the state allows. */
+export function invalidTransition(task: Pick<Task, 'id' | 'status'>, op: TaskOp): TransitionRefused {
   const verbs = allowedVerbs(task.status);
   const allowed = verbs.length ? `allowed: ${verbs.join(', ')}` : `'${task.status}' is terminal`;
-  return new HttpError(409, `Cannot ${OP_VERB[op]} task '${task.id}' in state '${task.status}' (${allowed})`);
+  return new TransitionRefused('transition_refused', `Cannot ${OP_VERB[op]} task '${task.id}' in state '${task.status}' (${allowed})`, { task_id: task.id, status: task.status, op, allowed: verbs });
 }
 
-/** Apply `op` to `task` at `now`: the new record (version NOT bumped; the store does that), or a thrown 409. */
+/** Apply `op` to `task` at `now`: the new record (version NOT bumped; the store does that), or a thrown TransitionRefused. */
 export function transition(task: Task, op: TaskOp, input: TransitionInput, now: string): Task {
   const to = target(task.status, op);
   if (to === undefined) throw invalidTransition(task, op);

@@ -1,34 +1,43 @@
 import { runId } from './machine.ts';
 import type { ProgressEntry, SnapshotEntry, Task, TaskProgressRequest } from './schema.ts';
-import { changeNote, type Actor, type TaskService } from './service.ts';
+import { changeNote } from './notes.ts';
+import type { Actor, TaskService } from './service.ts';
 
 type Line = (ProgressEntry & { kind: 'entry' }) | (SnapshotEntry & { kind: 'snapshot' });
 
 // The run a progress line belongs to is the task's current claim, never chosen by the client.
 const runIdOf = (t: Task): string | null => runId(t);
 
-/** Append a progress update (and a snapshot when counters are given); the first one starts a claimed task. */
+/**
+ * Append a progress update (and a snapshot when counters are given). The first one starts a claimed
+ * task: its lines are written with that change, so the start never stands without them.
+ */
 export async function reportProgress(svc: TaskService, id: string, body: TaskProgressRequest, who: Actor): Promise<Task> {
-  let task = svc.visible(id, who.tenant);
+  const task = svc.visible(id, who.tenant);
   svc.fence(task, who);
-  if (task.status === 'claimed') {
-    // Concurrent first reports race to start the task; the losers find it in_progress, which is what they wanted.
-    task = await svc.apply(id, 'start', {}, who).catch((err: unknown) => {
-      const cur = svc.board.get(id);
-      if (cur?.status === 'in_progress' && cur.claim_count === task.claim_count) return cur;
-      throw err;
-    });
-  }
-  const ts = svc.deps.clock.iso();
-  const run_id = runIdOf(task);
   const file = svc.deps.layout.progress(id);
-  const entry = { kind: 'entry' as const, ts, run_id, message: body.message ?? null, percent: body.percent ?? null };
-  await svc.deps.store.appendJsonl(file, entry, changeNote('progress', task, who));
-  if (body.files_changed !== undefined || body.tests_passing !== undefined || body.errors !== undefined) {
-    const snap = { kind: 'snapshot' as const, ts, run_id, files_changed: body.files_changed ?? 0, tests_passing: body.tests_passing ?? 0, errors: body.errors ?? 0, last_file: body.last_file ?? null };
-    await svc.deps.store.appendJsonl(file, snap);
+  const note = changeNote('progress', task, who);
+  const lines = (t: Task) => progressLines(svc.deps.clock.iso(), runIdOf(t), body).map((value) => ({ abs: file, value, note }));
+  if (task.status === 'claimed') {
+    try {
+      return await svc.apply(id, 'start', {}, who, { appends: lines });
+    } catch (err) {
+      // Concurrent first reports race to start the task; the losers find it in_progress, which is what they wanted.
+      const cur = svc.board.get(id);
+      if (cur?.status !== 'in_progress' || cur.claim_count !== task.claim_count) throw err;
+      await svc.deps.store.emit({ appends: lines(cur) }, note);
+      return cur;
+    }
   }
+  await svc.deps.store.emit({ appends: lines(task) }, note);
   return task;
+}
+
+// The lines of one report: an entry, and a snapshot when any counter is given.
+function progressLines(ts: string, run_id: string | null, body: TaskProgressRequest): Line[] {
+  const entry: Line = { kind: 'entry', ts, run_id, message: body.message ?? null, percent: body.percent ?? null };
+  if (body.files_changed === undefined && body.tests_passing === undefined && body.errors === undefined) return [entry];
+  return [entry, { kind: 'snapshot', ts, run_id, files_changed: body.files_changed ?? 0, tests_passing: body.tests_passing ?? 0, errors: body.errors ?? 0, last_file: body.last_file ?? null }];
 }
 
 /** Progress of the task's current run: last 50 entries, latest, the counter vector and whether it stalled. */
@@ -46,6 +55,9 @@ export async function readProgress(svc: TaskService, id: string, who: Actor) {
   };
   return { task_id: id, run_id, entries: entries.slice(-50), latest: last ?? null, vector, stalled: isStalled(snaps, svc.deps.config.orchestrator.stall_snapshots) };
 }
+
+/** What GET /tasks/{id}/progress answers. */
+export type ProgressReport = Awaited<ReturnType<typeof readProgress>>;
 
 /** Up to 10 snapshots of the task, oldest first. */
 export async function readSnapshots(svc: TaskService, id: string, who: Actor): Promise<SnapshotEntry[]> {

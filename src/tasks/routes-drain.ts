@@ -11,7 +11,7 @@ export function drainRoutes(svc: TaskService): Route[] {
   const state = (ctx: RouteContext) => {
     const p = ctx.principal;
     const all = p.tenant === null && (p.role === 'admin' || p.role === 'operator');
-    const counts = all ? svc.board.counts() : svc.board.counts(actorOf(svc, ctx).tenant);
+    const counts = all ? svc.board.counts() : svc.board.counts(ctx.who.tenant);
     return { draining: svc.draining, status: svc.draining ? 'draining' : 'accepting', active_tasks: counts.claimed + counts.in_progress };
   };
   const doc = { 200: { description: 'Drain state', schema: DrainState } };

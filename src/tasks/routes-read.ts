@@ -2,8 +2,6 @@ import { Type } from '@sinclair/typebox';
 import { HttpError, notFound } from '../lib/http-error.ts';
 import { jsonArray, streamJson, withinBudget } from '../lib/json-stream.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';
-import { scanJsonlBackwards } from '../store/jsonl.ts';
-import { assertTaskId } from '../store/ids.ts';
 import { buildGraph, neighbors } from './graph.ts';
 import { readProgress, readSnapshots } from './progress.ts';
 import { countTasks, filterTasks, FLAT_LIST_CAP, DEFAULT_LIST_LIMIT, paginate, searchTasks } from './query.ts';
@@ -32,7 +30,7 @@ export function taskReadRoutes(svc: TaskService): Route[] {
       query: S.ListQuery,
       responses: { 200: { description: 'Flat list, or the paginated envelope when limit or offset is given', schema: Type.Union([Type.Array(Type.Ref(S.Task)), Type.Ref(S.PaginatedTasks)]) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
       handler: async (ctx) => {
-        const who = actorOf(svc, ctx);
+        const who = ctx.who;
         const q = ctx.query;
         const tasks = filterTasks(svc.board.ofTenant(who.tenant), q);
         // Both forms are written a task at a time (json-stream.ts): a page of large tasks never sits in memory whole.
@@ -53,22 +51,22 @@ export function taskReadRoutes(svc: TaskService): Route[] {
     defineRoute({
       method: 'GET', path: '/tasks/search', operationId: 'search_tasks', summary: 'Search tasks with sorting and pages', tags: ['tasks'], access: 'read', query: S.SearchQuery,
       responses: { 200: { description: 'A page of tasks', schema: Type.Ref(S.SearchResponse) } },
-      handler: (ctx) => searchTasks(svc.board.ofTenant(actorOf(svc, ctx).tenant), ctx.query),
+      handler: (ctx) => searchTasks(svc.board.ofTenant(ctx.who.tenant), ctx.query),
     }),
     defineRoute({
       method: 'GET', path: '/tasks/counts', operationId: 'count_tasks', summary: 'Number of tasks per status', tags: ['tasks'], access: 'read', query: S.CountsQuery,
       responses: { 200: { description: 'Counts', schema: Type.Ref(S.TaskCounts) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
-      handler: (ctx) => countTasks(svc.board.ofTenant(actorOf(svc, ctx).tenant)),
+      handler: (ctx) => countTasks(svc.board.ofTenant(ctx.who.tenant)),
     }),
     defineRoute({
       method: 'GET', path: '/tasks/archive', operationId: 'list_archive', heavy: true, summary: 'Last N done or failed tasks, newest last', tags: ['tasks'], access: 'read', query: S.ArchiveQuery,
       responses: { 200: { description: 'Archive records', schema: Type.Array(Type.Ref(S.ArchiveRecord)) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
       handler: async (ctx) => {
-        const { tenant } = actorOf(svc, ctx);
+        const { tenant } = ctx.who;
         // Newest first from the end of the file, until `limit` records of the tenant or ARCHIVE_BYTES of them.
         const found: S.ArchiveRecord[] = [];
         let bytes = 0;
-        await scanJsonlBackwards<S.ArchiveRecord>(svc.deps.layout.archive, (r) => {
+        await svc.deps.store.scanJsonl<S.ArchiveRecord>(svc.deps.layout.archive, (r) => {
           if (r.tenant !== tenant) return true;
           bytes += Buffer.byteLength(JSON.stringify(r));
           if (found.length > 0 && bytes > ARCHIVE_BYTES) return false;
@@ -81,36 +79,36 @@ export function taskReadRoutes(svc: TaskService): Route[] {
     defineRoute({
       method: 'GET', path: '/tasks/graph', operationId: 'task_graph', summary: 'Dependency graph with critical path, width and bottlenecks', tags: ['graph'], access: 'read',
       responses: { 200: { description: 'Graph', schema: Type.Ref(S.TaskGraph) }, 403: E('Tenant scope denied'), 404: E('Unknown tenant') },
-      handler: (ctx) => buildGraph(svc.board.ofTenant(actorOf(svc, ctx).tenant)),
+      handler: (ctx) => buildGraph(svc.board.ofTenant(ctx.who.tenant)),
     }),
     defineRoute({
       method: 'GET', path: '/tasks/:task_id', taskScope: 'own', operationId: 'get_task', summary: 'One task', tags: ['tasks'], access: 'read', params: S.TaskIdParams, responses: TASK,
-      handler: (ctx) => svc.visible(assertTaskId(ctx.params.task_id), actorOf(svc, ctx).tenant),
+      handler: (ctx) => svc.visible(ctx.params.task_id, ctx.who.tenant),
     }),
     defineRoute({
       method: 'GET', path: '/tasks/:task_id/graph-neighbors', taskScope: 'own', operationId: 'task_graph_neighbors', summary: 'Upstream and downstream tasks (depth 1)', tags: ['graph'], access: 'read', params: S.TaskIdParams,
       responses: { 200: { description: 'Neighbours', schema: Type.Ref(S.GraphNeighbors) }, 404: E('Task not found') },
       handler: (ctx) => {
-        const t = svc.visible(assertTaskId(ctx.params.task_id), actorOf(svc, ctx).tenant);
+        const t = svc.visible(ctx.params.task_id, ctx.who.tenant);
         return neighbors(t, (id) => svc.board.get(id), (id) => svc.board.dependents(id));
       },
     }),
     defineRoute({
       method: 'GET', path: '/tasks/:task_id/progress', taskScope: 'own', operationId: 'get_progress', summary: 'Progress of the current run with its counter vector', tags: ['progress'], access: 'read', params: S.TaskIdParams,
       responses: { 200: { description: 'Progress', schema: Type.Ref(S.TaskProgressResponse) }, 404: E('Task not found') },
-      handler: (ctx) => readProgress(svc, assertTaskId(ctx.params.task_id), actorOf(svc, ctx)),
+      handler: (ctx) => readProgress(svc, ctx.params.task_id, ctx.who),
     }),
     defineRoute({
       method: 'GET', path: '/tasks/:task_id/snapshots', taskScope: 'own', operationId: 'get_snapshots', summary: 'Up to 10 progress snapshots, oldest first', tags: ['progress'], access: 'read', params: S.TaskIdParams,
       responses: { 200: { description: 'Snapshots', schema: Type.Array(Type.Ref(S.SnapshotEntry)) }, 404: E('Task not found') },
-      handler: (ctx) => readSnapshots(svc, assertTaskId(ctx.params.task_id), actorOf(svc, ctx)),
+      handler: (ctx) => readSnapshots(svc, ctx.params.task_id, ctx.who),
     }),
     defineRoute({
       method: 'GET', path: '/tasks/:task_id/gates', taskScope: 'own', operationId: 'get_gate_report', summary: 'Quality-gate report of the latest run', tags: ['gates'], access: 'read', params: S.TaskIdParams,
       responses: { 200: { description: 'Gate report', schema: Type.Ref(S.GateReport) }, 404: E('Task or report not found'), 500: E('Report unreadable') },
       handler: async (ctx) => {
-        const id = assertTaskId(ctx.params.task_id);
-        svc.visible(id, actorOf(svc, ctx).tenant);
+        const id = ctx.params.task_id;
+        svc.visible(id, ctx.who.tenant);
         const text = await svc.deps.store.readText(svc.deps.layout.gates(id)).catch(() => undefined);
         if (text === undefined) throw notFound(`Gate report for task '${id}' not found`);
         try {

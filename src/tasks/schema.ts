@@ -237,6 +237,16 @@ export const ClaimQuery = Type.Object({
   tenant: Type.Optional(Type.String()),
 }, { $id: 'ClaimQuery' });
 export type ClaimQuery = Static<typeof ClaimQuery>;
+/** `?next=<role>` on complete and fail: claim the next open task of that role in the same request. */
+export const FinishQuery = Type.Object({
+  next: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), tenant: Type.Optional(Type.String()),
+}, { $id: 'FinishQuery' });
+export type FinishQuery = Static<typeof FinishQuery>;
+/** The answer of a fused cycle: the finished task and the next one claimed for the same session (null: none). */
+export const CycleResponse = Type.Object({
+  completed: Type.Ref(Task), next: Type.Union([Type.Ref(Task), Type.Null()]),
+}, { $id: 'CycleResponse' });
+export type CycleResponse = Static<typeof CycleResponse>;
 export const CountsQuery = Type.Object({ tenant: Type.Optional(Type.String()) }, { $id: 'CountsQuery' });
 export type CountsQuery = Static<typeof CountsQuery>;
 export const ArchiveQuery = Type.Object({
@@ -306,7 +316,7 @@ export const PartialMergeResponse = Type.Object({
 }, { $id: 'PartialMergeResponse' });
 export type PartialMergeResponse = Static<typeof PartialMergeResponse>;
 
-// Path parameters are plain strings: an id that does not match ID_PATTERN answers 404 (assertTaskId), not 422.
+// Path parameters are plain strings: an id that does not match ID_PATTERN answers 404 (TaskNotFound from visible()), not 422.
 export const TaskIdParams = Type.Object({ task_id: Type.String() }, { $id: 'TaskIdParams' });
 export type TaskIdParams = Static<typeof TaskIdParams>;
 export const RoleParams = Type.Object({ role: Type.String() }, { $id: 'RoleParams' });
@@ -318,7 +328,7 @@ export const TASK_SCHEMAS: TSchema[] = [
   BatchClaimRequest, BatchClaimResponse, TaskCompleteRequest, CompletionPayload, TaskWaitForSubtasksRequest,
   TaskFailRequest, TaskReleaseRequest, TaskReopenRequest, TaskCancelRequest, TaskBlockRequest, TaskUnblockRequest, TaskCloseRequest,
   TaskProgressRequest, ProgressEntry, SnapshotEntry, TaskProgressResponse, TaskPatchRequest, ListQuery, SearchQuery,
-  NextQuery, ClaimQuery, CountsQuery, ArchiveQuery, PaginatedTasks, SearchResponse, TaskCounts, ArchiveRecord,
+  NextQuery, ClaimQuery, FinishQuery, CycleResponse, CountsQuery, ArchiveQuery, PaginatedTasks, SearchResponse, TaskCounts, ArchiveRecord,
   TaskGraph, GraphNeighbors, GateReport, PartialMergeRequest, PartialMergeResponse, TaskIdParams, RoleParams,
 ];
 

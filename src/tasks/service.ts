@@ -1,17 +1,25 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
-import { conflict, notFound, unavailable } from '../lib/http-error.ts';
+import { conflict } from '../lib/http-error.ts';
+import { systemTimers, type Timers } from '../lib/timers.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
-import type { ChangeNote, Hold, RecordStore } from '../store/types.ts';
+import type { Actor } from '../lib/route.ts';
+import { VersionConflict as RecordVersionConflict, type Effects, type RecordStore } from '../store/types.ts';
+import type { ClaimOptions, Reservation, TaskFilter, Tasks } from './api.ts';
 import { Board } from './board.ts';
+import { claimNext, claimOne, type NextOptions } from './claims.ts';
+import { createTask } from './create.ts';
+import { noteFor, changeNote } from './notes.ts';
+import { readProgress } from './progress.ts';
+import { Draining, TaskNotFound, TaskReassigned, VersionConflict } from './errors.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
-import { toArchiveRecord, type Task } from './schema.ts';
+import { toArchiveRecord, type Task, type TaskCreate } from './schema.ts';
 import type { TenantGate } from '../auth/index.ts';
 
 /** What the audit log is told about a change to a task. */
@@ -22,30 +30,22 @@ export type TaskAuditEntry = {
   resource_id: string;
   details: Record<string, unknown>;
 };
-/** What the audit log needs to know about a change. */
-export interface AuditSink {
-  append(entry: TaskAuditEntry): Promise<unknown>;
-}
-
 
 export interface TaskDeps {
   layout: SddLayout;
+  /** Writes a change with its audit entry and archive record as one durable unit. */
   store: RecordStore;
   clock: Clock;
   ids: Ids;
   log: Logger;
-  audit: AuditSink;
   tenants: TenantGate;
   config: Config;
+  /** Long-poll waits and retries run on these (default: the real ones). */
+  timers?: Timers;
 }
 
-/** Who acts and in which tenant. */
-export interface Actor {
-  actor: string;
-  tenant: string;
-  /** A cluster node acting with its token: its claims record it, its writes are fenced to the tasks it holds. */
-  node?: string;
-}
+export type { Actor } from '../lib/route.ts';
+export { changeNote } from './notes.ts';
 
 /** The cluster's say over what nodes do with tasks (installed by src/cluster). */
 export interface NodeHooks {
@@ -69,18 +69,25 @@ export interface PatchFields {
 
 /** How apply runs an operation. */
 export interface ApplyOptions {
-  /** Compare-and-set: refuse (409) unless the task is at this version. */
+  /** Compare-and-set: the store refuses (its VersionConflict) unless the task is at this version. */
   expectedVersion?: number;
   /** Throw to refuse the operation on the current record (claim blockers). */
   check?: (t: Task) => void;
+  /** Refuse (TaskReassigned) unless the task is still claimed by this session. */
+  heldBy?: string;
   /** false: no parent roll-up (inside a cascade). */
   rollUp?: boolean;
-  /** An audit entry appended before the operation's own (complete from open records its implicit claim). */
+  /** More lines of the same change (a first progress report's lines, with its start). */
+  appends?: (next: Task) => Effects['appends'];
+  /** An audit entry journaled before the operation's own (complete from open records its implicit claim). */
   auditFirst?: (next: Task, from: string) => { action: string; details: Record<string, unknown> } | null;
 }
 
-/** Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition. */
-export class TaskService {
+/**
+ * Owns the board: reads from memory, writes through the store (compare-and-set), audits every transition.
+ * Other domains see it as `Tasks` (api.ts); the board and deps are for src/tasks alone.
+ */
+export class TaskService implements Tasks {
   readonly board = new Board();
   draining = false;
   /** Set by the cluster when it runs; without it node tokens claim and write like any agent. */
@@ -89,7 +96,12 @@ export class TaskService {
   // Creations between the quota/title check and the board (per tenant), so concurrent requests see each other.
   private inflight = new Map<string, { count: number; titles: Map<string, number> }>();
 
-  constructor(readonly deps: TaskDeps) {}
+  /** The timers of waits and retries (deps.timers, else the real ones). */
+  readonly timers: Timers;
+
+  constructor(readonly deps: TaskDeps) {
+    this.timers = deps.timers ?? systemTimers;
+  }
 
   /** Hold quota slots and title keys for tasks being created; call the result once they are on the board or failed. */
   reserve(tenant: string, titleKeys: string[]): () => void {
@@ -122,15 +134,18 @@ export class TaskService {
     const dir = this.deps.layout.tasksDir;
     const shards = await readdir(dir).catch(() => [] as string[]);
     let n = 0;
-    for (const shard of shards) {
-      const names = await readdir(join(dir, shard)).catch(() => [] as string[]);
-      // Temp files and record locks of a server that was SIGKILLed mid-write; we hold the server lock, so they are dead.
-      await Promise.all(names.filter((f) => f.endsWith('.tmp') || f.endsWith('.lock')).map((f) => rm(join(dir, shard, f), { recursive: true, force: true })));
-      const batch = await Promise.all(
-        names.filter((f) => f.endsWith('.json') && isValidId(f.slice(0, -5))).map((f) => this.deps.store.readJson<Task>(join(dir, shard, f)).catch(() => undefined)),
-      );
-      for (const t of batch) if (t) { this.board.upsert(upgrade(t)); n++; }
-    }
+    // Every shard asked for at once: the store reads on while this parses what has arrived.
+    await Promise.all(shards.map(async (shard) => {
+      for (const [name, text] of await this.deps.store.readFolder(join(dir, shard))) {
+        if (!isValidId(name.slice(0, -5))) continue;
+        try {
+          this.board.upsert(upgrade(JSON.parse(text) as Task));
+          n++;
+        } catch {
+          // An unreadable file is skipped, as a torn JSONL line is.
+        }
+      }
+    }));
     return n;
   }
 
@@ -140,10 +155,10 @@ export class TaskService {
     return () => this.listeners.delete(fn);
   }
 
-  /** The task if it exists in the caller's tenant, else the contract's 404. */
+  /** The task if it exists in the caller's tenant, else TaskNotFound. */
   visible(id: string, tenant: string): Task {
     const t = isValidId(id) ? this.board.get(id) : undefined;
-    if (!t || t.tenant !== tenant) throw notFound(`Task '${String(id).slice(0, 200)}' not found`);
+    if (!t || t.tenant !== tenant) throw new TaskNotFound(id);
     return t;
   }
 
@@ -156,42 +171,43 @@ export class TaskService {
 
   /** Refuse creations and claims while draining. */
   assertAccepting(): void {
-    if (this.draining) throw unavailable('Server is draining -- no new claims or creations accepted');
+    if (this.draining) throw new Draining();
   }
 
-  /** Apply one state-machine operation to a task with compare-and-set; audits it and runs follow-ups. */
+  /**
+   * Apply one state-machine operation to a task with compare-and-set. The change, its audit entries and,
+   * when it ends the task, its archive record are written as one.
+   */
   async apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts: ApplyOptions = {}): Promise<Task> {
     const { title } = this.visible(id, who.tenant);
     let from = '';
-    let next: Task;
-    let archived: Promise<unknown> | undefined;
-    const held = this.deps.store.hold();
-    try {
-      next = await this.deps.store.update<Task>(
-        this.deps.layout.task(id),
-        (cur) => {
-          if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
-          if (op !== 'claim') this.fence(cur, who);
-          opts.check?.(cur);
-          from = cur.status;
-          return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
+    const next = await this.deps.store.update<Task>(
+      this.deps.layout.task(id),
+      (cur) => {
+        // The tenant was checked by visible() above and never changes: the current record needs no second look.
+        if (opts.heldBy !== undefined && cur.claimed_by_session !== opts.heldBy) throw new TaskReassigned(id, opts.heldBy, cur.claimed_by_session);
+        if (op !== 'claim') this.fence(cur, who);
+        opts.check?.(cur);
+        from = cur.status;
+        return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
+      },
+      {
+        expectedVersion: opts.expectedVersion, note: noteFor(op, { id, title }, who, input),
+        effects: (n) => {
+          // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator).
+          const ended = (n.status === 'done' || n.status === 'failed') && from !== n.status;
+          const archive = ended ? [{ abs: this.deps.layout.archive, value: toArchiveRecord(n) }] : [];
+          const first = opts.auditFirst?.(n, from);
+          const audit = this.auditEntry(n, who, `task.${op}`, { from, to: n.status });
+          return { audit: first ? [this.auditEntry(n, who, first.action, first.details), audit] : audit, appends: [...archive, ...(opts.appends?.(n) ?? [])] };
         },
-        { expectedVersion: opts.expectedVersion, note: noteFor(op, { id, title }, who, input), audit: (n: Task) => this.auditEntry(n, who, `task.${op}`, { from, to: n.status }) },
-      );
-      // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator);
-      // it and the audit record are independent durable appends, so their datasyncs overlap.
-      archived = (next.status === 'done' || next.status === 'failed') && from !== next.status
-        ? this.deps.store.appendJsonl(this.deps.layout.archive, toArchiveRecord(next)).then(() => undefined, (err: unknown) => err)
-        : undefined;
-      // The task file is the commit point: memory, audit and parent follow it even when the archive line failed.
-      const first = opts.auditFirst?.(next, from);
-      await this.changed(next, who, `task.${op}`, { from, to: next.status }, held, first ? this.auditEntry(next, who, first.action, first.details) : undefined);
-    } finally {
-      held.release();
-    }
-    const archiveError = await archived;
+      },
+    ).catch((err: unknown) => {
+      if (err instanceof RecordVersionConflict) throw new VersionConflict(id, err.current.version, err.expected);
+      throw err;
+    });
+    this.changed(next);
     if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id);
-    if (archiveError) throw archiveError;
     return next;
   }
 
@@ -202,45 +218,22 @@ export class TaskService {
   async patch(id: string, fields: PatchFields, who: Actor, opts: { check?: (t: Task) => void } = {}): Promise<Task> {
     const { title } = this.visible(id, who.tenant);
     const changes = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-    const held = this.deps.store.hold();
-    try {
-      const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
-        if (cur.tenant !== who.tenant) throw notFound(`Task '${id}' not found`);
-        opts.check?.(cur);
-        return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
-      }, { note: changeNote('patch', { id, title }, who), audit: (n: Task) => this.auditEntry(n, who, 'task.patch', changes) });
-      await this.changed(next, who, 'task.patch', changes, held);
-      return next;
-    } finally {
-      held.release();
-    }
+    const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
+      opts.check?.(cur);
+      return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
+    }, { note: changeNote('patch', { id, title }, who), effects: (n) => ({ audit: this.auditEntry(n, who, 'task.patch', changes) }) });
+    this.changed(next);
+    return next;
   }
 
-  /**
-   * The audit entry of a change to a task; `details.version` says which change it was. The same entry is
-   * journaled with the task's write, so a crash before the audit append is made good at the next start.
-   */
+  /** The audit entry of a change to a task; `details.version` says which change it was. */
   auditEntry(task: Task, who: Actor, action: string, details: Record<string, unknown>): TaskAuditEntry {
     return { actor: who.actor, action, resource_type: 'task', resource_id: task.id, details: { ...details, version: task.version } };
   }
 
-  /**
-   * Record a change in memory and the audit log (the entry auditEntry gives), then tell listeners. When
-   * the append fails (the answer is then 503, the change stands), it is retried in the background under
-   * an extension of `held`, so the journaled entry stays until it is in the log or the next start.
-   */
-  async changed(task: Task, who: Actor, action: string, details: Record<string, unknown>, held?: Hold, before?: TaskAuditEntry): Promise<void> {
-    // Memory first, before any await: a later change of the same task must never be overwritten by this one.
+  /** Put a task that changed on disk on the board and tell listeners. */
+  changed(task: Task): void {
     this.board.upsert(task);
-    const entry = this.auditEntry(task, who, action, details);
-    // Not journaled (the write carries one entry): a crash right here loses it, the main entry still says from 'open'.
-    if (before) await this.deps.audit.append(before).catch((err: unknown) => this.deps.log.warn(`audit of ${before.action} on ${task.id} failed: ${(err as Error).message}`));
-    try {
-      await this.deps.audit.append(entry);
-    } catch (err) {
-      if (held) this.retryAudit(entry, held.extend());
-      throw err;
-    }
     for (const fn of this.listeners) {
       try {
         fn(task);
@@ -250,35 +243,23 @@ export class TaskService {
     }
   }
 
-  /** Stop retrying failed audit appends (shutdown); their entries stay in the journal for the next start. */
-  stopAuditRetries(): void {
-    this.stopping = true;
-    for (const wake of this.retryWakers) wake();
+  // --- Tasks (api.ts): the narrow interface other domains use ---
+  create(input: TaskCreate, who: Actor): Promise<Task> { return createTask(this, input, who); }
+  claim(id: string, opts: ClaimOptions, who: Actor): Promise<Task> { return claimOne(this, id, opts, who); }
+  next(role: string, opts: NextOptions, who: Actor, signal?: AbortSignal): Promise<Task> { return claimNext(this, role, opts, who, signal); }
+  get(id: string): Task | undefined { return this.board.get(id); }
+  counts(tenant?: string) { return this.board.counts(tenant); }
+  progress(id: string, who: Actor) { return readProgress(this, id, who); }
+  drain(on: boolean): void { this.draining = on; }
+  get size(): number { return this.board.size; }
+  list(f: TaskFilter = {}): Task[] {
+    const statuses = f.ready ? ['open' as const] : f.status === undefined ? undefined : typeof f.status === 'string' ? [f.status] : f.status;
+    const from = statuses ? statuses.flatMap((s) => this.board.byStatus(s)) : f.tenant !== undefined ? this.board.ofTenant(f.tenant) : this.board.all();
+    return from.filter((t) => (f.tenant === undefined || t.tenant === f.tenant) && (!f.ready || this.board.depsSatisfied(t)));
   }
-
-  private stopping = false;
-  private retryWakers = new Set<() => void>();
-  // Backs off from 100 ms to 10 s; a record appended here lands after later records of the task (its
-  // details.version tells the order).
-  private retryAudit(entry: TaskAuditEntry, held: Hold): void {
-    void (async () => {
-      for (let delay = 100; ; delay = Math.min(delay * 2, 10_000)) {
-        await new Promise<void>((r) => {
-          const wake = () => { clearTimeout(t); this.retryWakers.delete(wake); r(); };
-          const t = setTimeout(wake, delay);
-          this.retryWakers.add(wake);
-        });
-        if (this.stopping) { held.abandon(); return; }
-        try {
-          await this.deps.audit.append(entry);
-          held.release();
-          this.deps.log.info(`audit record of ${entry.resource_id} v${String(entry.details.version)} appended on retry`);
-          return;
-        } catch (err) {
-          this.deps.log.warn(`audit append for ${entry.resource_id} still failing: ${(err as Error).message}`);
-        }
-      }
-    })();
+  reserveNext(role: string, tenant: string): Reservation | undefined {
+    const task = this.board.takeNext(role, tenant);
+    return task && { task, release: () => this.board.putBack(task) };
   }
 
   // A waiting parent resumes when its children finish (DECISIONS.md: done, or blocked naming the failures).
@@ -302,12 +283,3 @@ function upgrade(t: Task): Task {
   return t.branch === undefined ? { ...t, branch: null } : t;
 }
 
-function noteFor(op: string, task: Pick<Task, 'id' | 'title'>, who: Actor, input: Record<string, unknown>): ChangeNote {
-  const by = typeof input.claimed_by_session === 'string' ? `by ${input.claimed_by_session}` : undefined;
-  return changeNote(op, task, who, by);
-}
-
-/** The state commit's words for a change to a task: `claim "Fix login" (01jc…) by backend-3f2a`, with its actor. */
-export function changeNote(action: string, task: Pick<Task, 'id' | 'title'>, who: Actor, detail?: string): ChangeNote {
-  return { action, id: task.id, title: task.title, actor: who.actor, ...(detail ? { detail } : {}) };
-}

@@ -2,7 +2,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../lib/log.ts';
-import { createJsonlAppender, parseJsonl, writeFileAtomic } from '../store/index.ts';
+import { createAppenders, parseJsonl, writeFileAtomic } from '../store/index.ts';
 
 /** One remembered delivery. */
 export interface LedgerEntry {
@@ -64,7 +64,7 @@ export async function openLedger(path: string, o: { cap?: number; compactAt?: nu
     const e = ledgerLine(rec);
     if (e) { window.remember(e); lines++; }
   }
-  const appender = createJsonlAppender();
+  const appender = createAppenders();
   const writing = new Set<Promise<void>>();
   let compacting: Promise<void> | null = null;
 
@@ -81,7 +81,7 @@ export async function openLedger(path: string, o: { cap?: number; compactAt?: nu
     const e: LedgerEntry = { delivery_id: id, ts: Math.round(o.nowS() * 1000) / 1000, ...extra };
     window.remember(e);
     while (compacting) await compacting;
-    const p = appender.append(path, e).then(() => { lines++; }, (err: Error) => o.log.warn(`replay ledger append failed: ${err.message}`));
+    const p = appender.append(path, JSON.stringify(e)).then(() => { lines++; }, (err: Error) => o.log.warn(`replay ledger append failed: ${err.message}`));
     writing.add(p);
     await p.finally(() => writing.delete(p));
     if (lines >= compactAt && !compacting) {

@@ -1,6 +1,6 @@
 // The webhooks' only door into the task board: create, find by ticket, update or cancel a task still open.
 // Every call into the tasks domain is in this file, so a change of its interface is an edit here alone.
-import { createTask, type Actor, type Task, type TaskCreate, type TaskService } from '../tasks/index.ts';
+import type { Actor, Task, TaskCreate, Tasks } from '../tasks/index.ts';
 
 /** The board's shapes the webhook routes document (a task, a create body). */
 export { Task as TaskSchema, TaskCreate as TaskCreateSchema } from '../tasks/index.ts';
@@ -42,8 +42,11 @@ class NotOpen extends Error {}
 const mustBeOpen = (t: Task) => { if (t.status !== 'open') throw new NotOpen(); };
 const unlessNotOpen = (err: unknown): null => { if (err instanceof NotOpen) return null; throw err; };
 
-/** The port over the server's TaskService, with an index of tickets kept current from its changes. */
-export function taskPort(svc: TaskService): TaskPort {
+/**
+ * The port over the server's `Tasks`, with an index of tickets kept current from its changes. `scope`: the
+ * tenant registry's rule for a named tenant (auth's TenantGate.scope).
+ */
+export function taskPort(svc: Tasks, scope: (bound: null, header: undefined, named: string | undefined) => string): TaskPort {
   const index = new Map<string, string>();
   // A ticket keeps pointing at its live task: a terminal task never displaces an active one.
   const see = (t: Task) => {
@@ -51,26 +54,26 @@ export function taskPort(svc: TaskService): TaskPort {
     if (!ticket) return;
     const key = ticketKey(ticket.adapter, ticket.id);
     const cur = index.get(key);
-    const held = cur && cur !== t.id ? svc.board.get(cur) : undefined;
+    const held = cur && cur !== t.id ? svc.get(cur) : undefined;
     if (held && !TERMINAL.has(held.status) && TERMINAL.has(t.status)) return;
     index.set(key, t.id);
   };
-  const sorted = [...svc.board.all()].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  const sorted = svc.list().sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
   for (const t of sorted) see(t);
   const unsubscribe = svc.onChange(see);
   return {
     async create(input, who) {
-      const task = await createTask(svc, input, who);
+      const task = await svc.create(input, who);
       see(task);
       return task;
     },
     byTicket(adapter, id) {
       const taskId = index.get(ticketKey(adapter, id));
-      return taskId ? svc.board.get(taskId) : undefined;
+      return taskId ? svc.get(taskId) : undefined;
     },
     updateOpen: (id, fields, who) => svc.patch(id, fields, who, { check: mustBeOpen }).catch(unlessNotOpen),
     cancelOpen: (id, reason, who) => svc.apply(id, 'cancel', { reason }, who, { check: mustBeOpen }).catch(unlessNotOpen),
-    tenant: (named) => svc.deps.tenants.scope(null, undefined, named?.trim().toLowerCase() || undefined),
+    tenant: (named) => scope(null, undefined, named?.trim().toLowerCase() || undefined),
     close: () => { unsubscribe(); },
   };
 }

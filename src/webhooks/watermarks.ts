@@ -1,7 +1,7 @@
 // Per-source poll watermarks in `.sdd/runtime/poll_watermarks.jsonl`: read at start, appended when they move.
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../lib/log.ts';
-import { createJsonlAppender, parseJsonl } from '../store/index.ts';
+import { createAppenders, parseJsonl } from '../store/index.ts';
 import { foldWatermarks, type WatermarkLine } from './poll-plan.ts';
 
 /** The newest ticket time each source's last complete poll saw. */
@@ -20,14 +20,14 @@ export async function openWatermarks(path: string, log: Logger): Promise<Waterma
     return '';
   });
   const marks = foldWatermarks(parseJsonl<unknown>(text));
-  const appender = createJsonlAppender();
+  const appender = createAppenders();
   return {
     get: (source) => marks.get(source) ?? 0,
     async advance(source, ms) {
       if (!(ms > (marks.get(source) ?? 0))) return;
       marks.set(source, ms);
       const line: WatermarkLine & { updated_at: string } = { source, ts: ms / 1000, updated_at: new Date(ms).toISOString() };
-      await appender.append(path, line).catch((err: Error) => log.warn(`poll watermark of ${source} not written: ${err.message}`));
+      await appender.append(path, JSON.stringify(line)).catch((err: Error) => log.warn(`poll watermark of ${source} not written: ${err.message}`));
     },
     close: () => appender.close(),
   };

@@ -26,6 +26,9 @@ export async function fetchState(git: Git, server: string, token: string): Promi
   return r.code === 0 ? null : firstLine(r.stderr);
 }
 
+// receive-pack's own failures (a pack that raced a repack, a ref lock held): another push negotiates afresh.
+const GIT_TRANSIENT = /missing necessary objects|unpacker error|failed to (lock|update ref|write)|n\/a \(unpacker error\)/;
+
 /** Push refs/heads/agent/<sid> (forced: the session's branch is the agent's alone). */
 export async function pushBranch(git: Git, server: string, token: string, branch: string): Promise<PushResult> {
   const ref = `refs/heads/${branch}`;
@@ -33,7 +36,7 @@ export async function pushBranch(git: Git, server: string, token: string, branch
   if (r.code === 0) return { ok: true };
   // `!\t<src>:<dst>\t[remote rejected] (<why>)`: the server's gate answered; another try gets the same answer.
   const rejected = /\[remote rejected\] \((.*)\)/.exec(r.stdout);
-  if (rejected) return { ok: false, final: true, why: rejected[1]! };
+  if (rejected) return { ok: false, final: !GIT_TRANSIENT.test(rejected[1]!), why: rejected[1]! };
   return { ok: false, final: false, why: firstLine(r.stderr) || firstLine(r.stdout) };
 }
 

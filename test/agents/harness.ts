@@ -54,9 +54,9 @@ export async function startAgents(opts: { config?: (c: Config) => void; env?: Re
   const git = createGit(repo.dir);
   const committer = createCommitter({ layout, git, log, clock, intervalMs: 50, gcEveryCommits: 0 });
   await ensureTenants(layout);
-  const store = createRecordStore({ layout, committer, log });
   const audit = createAuditLog({ layout, clock, log, onAppend: (abs) => committer.touch(abs) });
-  const svc = new TaskService({ layout, store, clock, ids: ulidIds(), log, audit, tenants: createTenantGate({ layout, log, defaultMax: 1000 }), config });
+  const store = createRecordStore({ layout, committer, log, audit });
+  const svc = new TaskService({ layout, store, clock, ids: ulidIds(), log, tenants: createTenantGate({ layout, log, defaultMax: 1000 }), config });
   let orch!: Orchestrator;
   const followers = new LogFollowers();
   const lazy: Pick<Orchestrator, 'sessions' | 'requestTick' | 'baseBranch'> = {

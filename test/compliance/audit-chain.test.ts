@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { verifyChainCached } from '../../src/compliance/audit-chain.ts';
 import { runCheck } from '../../src/compliance/index.ts';
+import { verifyAudit } from '../../src/observe/index.ts';
 import { sddLayout } from '../../src/store/index.ts';
 import { fixtureRepo } from './tree.ts';
 
@@ -55,6 +57,26 @@ test('without .sdd/secrets/audit.key the chain is not observed: the input falls 
     const r = await chain(repo.dir);
     assert.is(r.evidence_status, 'operator_asserted');
     assert.equal(r.asserted_inputs, ['audit_hmac_chain']);
+  } finally {
+    repo.cleanup();
+  }
+});
+
+test('on worker threads, the first and the remembered walk give what svc audit verify gives, forged or not', async () => {
+  const repo = fixtureRepo('board');
+  try {
+    const layout = sddLayout(repo.dir);
+    const check = () => verifyChainCached(layout, { threads: 2 });
+    const verify = () => verifyAudit(layout, { threads: 0 });
+    assert.equal(await check(), await verify());
+    assert.equal(await check(), await verify());
+    const seg = join(repo.dir, '.sdd/audit/2025-06-01.jsonl');
+    writeFileSync(seg, readFileSync(seg, 'utf8').replace('"to":"claimed"', '"to":"clXimed"'));
+    const forged = await check();
+    assert.equal([forged.ok, forged.firstBroken?.file, forged.firstBroken?.reason], [false, '2025-06-01.jsonl', 'hmac mismatch']);
+    assert.equal(forged, await verify());
+    rmSync(join(repo.dir, '.sdd/runtime/compliance'), { recursive: true, force: true });
+    assert.equal(await check(), forged);
   } finally {
     repo.cleanup();
   }

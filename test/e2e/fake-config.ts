@@ -5,12 +5,16 @@ import { PROJECT } from '../helpers/server.ts';
 
 export const FAKE_AGENT = join(PROJECT, 'fixtures', 'fake-agent.mjs');
 
-/** Write `.sdd/config.yaml` in `dir`; `extra` is appended as is (e.g. a gates block). */
-export function writeFakeAgentConfig(dir: string, extra = ''): void {
+/**
+ * Write `.sdd/config.yaml` in `dir`; `extra` is appended as is (e.g. a gates block). `mode: 'mcp'` gives the
+ * fake agent the svc MCP server (`--mcp-config {mcp_config}`, as Claude Code gets it): it reports with the tools.
+ */
+export function writeFakeAgentConfig(dir: string, extra = '', mode: 'http' | 'mcp' = 'http'): void {
   mkdirSync(join(dir, '.sdd'), { recursive: true });
+  const mcp = mode === 'mcp' ? ' --mcp-config {mcp_config}' : '';
   writeFileSync(join(dir, '.sdd', 'config.yaml'), [
     'orchestrator:', '  tick_ms: 150', '  batch_size: 3',
-    'agents:', '  default: generic', '  generic:', `    command: "node ${FAKE_AGENT} --prompt-file {prompt_file}"`,
+    'agents:', '  default: generic', '  generic:', `    command: "node ${FAKE_AGENT} --prompt-file {prompt_file}${mcp}"`,
     extra, '',
   ].join('\n'));
 }

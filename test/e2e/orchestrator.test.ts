@@ -13,14 +13,15 @@ T.after.each(async () => { await server?.stop(); server = undefined; repo.cleanu
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-T('tasks created over HTTP run in agent worktrees, stream their logs live, pass gates, merge into main and close', async () => {
+// mode 'mcp': the agent gets the svc MCP server (--mcp-config, as Claude Code does) and reports with its tools.
+async function endToEnd(mode: 'http' | 'mcp') {
   repo = makeRepo('svc-e2e-');
-  writeFakeAgentConfig(repo.dir, 'gates:\n  - name: has-output\n    command: "test -d out"\n    required: true\n    timeout_s: 30');
+  writeFakeAgentConfig(repo.dir, 'gates:\n  - name: has-output\n    command: "test -d out"\n    required: true\n    timeout_s: 30', mode);
   server = await startServer(repo.dir, { args: ['--max-agents', '2'] });
   const s = server;
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const steps = ['log lines=2 text=working', 'sleep ms=1200', `edit file=out/${i}.txt content=result ${i}`, `commit message=task ${i}`, 'log lines=2 text=finishing', 'complete summary=done'];
+    const steps = ['log lines=2 text=working', 'sleep ms=1200', `edit file=out/${i}.txt content=result ${i}`, `commit message=task ${i}`, 'progress message=committed percent=90', 'log lines=2 text=finishing', 'complete summary=done'];
     const r = await s.api('POST', '/tasks', { title: `task ${i}`, description: fake(...steps) });
     assert.is(r.status, 201);
     ids.push(r.body.id);
@@ -54,6 +55,8 @@ T('tasks created over HTTP run in agent worktrees, stream their logs live, pass 
   assert.ok(maxRunning <= 2, `at most 2 agents at once, saw ${maxRunning}`);
   assert.ok(maxRunning >= 1);
   for (const l of ['working 1', 'working 2', 'finishing 1', 'finishing 2']) assert.ok(lines.includes(l), `streamed ${l}: ${JSON.stringify(lines)}`);
+  const reported = mode === 'mcp' ? ['fake-agent: mcp report_progress -> ok', 'fake-agent: mcp complete_task -> ok'] : ['fake-agent: POST /tasks/' + ids[0] + '/complete -> 200'];
+  for (const l of reported) assert.ok(lines.includes(l), `${mode}: ${l} in ${JSON.stringify(lines)}`);
   for (let i = 0; i < 3; i++) assert.is(repo.git('show', `main:out/${i}.txt`), `result ${i}`);
   const gates = await s.api('GET', `/tasks/${ids[0]}/gates`);
   assert.equal([gates.status, gates.body.overall_pass], [200, true]);
@@ -73,7 +76,10 @@ T('tasks created over HTTP run in agent worktrees, stream their logs live, pass 
   assert.equal((await s.api('GET', '/agents')).body, []);
   const cmp = (await s.api('GET', '/agents/comparison')).body;
   assert.equal([cmp[0].adapter, cmp[0].tasks, cmp[0].succeeded, cmp[0].gate_pass_rate], ['generic', 3, 3, 1]);
-});
+}
+
+T('tasks created over HTTP run in agent worktrees, stream their logs live, pass gates, merge into main and close', () => endToEnd('http'));
+T('the same with agents that report through the svc MCP server (svc mcp, scoped to their task token)', () => endToEnd('mcp'));
 
 T('--no-orchestrator serves the API but dispatches nothing', async () => {
   repo = makeRepo('svc-e2e-');

@@ -37,7 +37,7 @@ T('SIGKILL of the server mid-run: the live agent is adopted and merged, the dead
   writeFakeAgentConfig(repo.dir);
   server = await startServer(repo.dir);
   const port = server.port;
-  const survivor = (await server.api('POST', '/tasks', { title: 'survives', description: fake('edit file=a.txt content=A', 'commit message=a', 'log text=a-ready', 'sleep ms=5000', 'complete') })).body;
+  const survivor = (await server.api('POST', '/tasks', { title: 'survives', description: fake('edit file=a.txt content=A', 'commit message=a', 'log text=a-ready', 'sleep ms=5000', 'complete retry_s=60') })).body;
   const doomed = (await server.api('POST', '/tasks', { title: 'dies', max_retries: 0, description: fake('edit file=b.txt content=B', 'commit message=b', 'edit file=b2.txt content=not committed', 'log text=b-ready', 'hang') })).body;
   const sessions = await poll('both agents ready', async () => {
     const list = (await server!.api('GET', '/agents')).body as any[];
@@ -47,12 +47,13 @@ T('SIGKILL of the server mid-run: the live agent is adopted and merged, the dead
   });
   pids.add(sessions.a.pid).add(sessions.b.pid);
   await server.kill();
+  // The survivor completes 5 s after it was ready; a restart slower than that (a loaded machine) finds it retrying.
   // The second agent dies with the server (a machine crash, an OOM kill): nothing records its exit.
   process.kill(-sessions.b.pid, 'SIGKILL');
   server = await startServer(repo.dir, { args: ['--port', String(port)] });
   assert.is(server.port, port, 'same address, so the adopted agent can still report');
 
-  const closed = await poll('survivor closed', async () => ((await server!.api('GET', `/tasks/${survivor.id}`)).body.status === 'closed' ? true : undefined));
+  const closed = await poll('survivor closed', async () => ((await server!.api('GET', `/tasks/${survivor.id}`)).body.status === 'closed' ? true : undefined), 40_000);
   assert.ok(closed);
   assert.is(repo.git('show', 'main:a.txt'), 'A');
   const dead = await poll('doomed settled', async () => {
@@ -62,6 +63,8 @@ T('SIGKILL of the server mid-run: the live agent is adopted and merged, the dead
   assert.is(dead.failure.type, 'agent_exit');
   assert.match(dead.failure.reason, /retries exhausted/);
   const grave = `refs/sdd/graveyard/${sessions.b.session_id}`;
+  // The task fails first; retiring its session (which keeps the work in the graveyard) follows on a later tick.
+  await poll('the graveyard ref', async () => repo.git('for-each-ref', grave) !== '');
   assert.is(repo.git('show', `${grave}:b.txt`), 'B', 'committed work kept');
   assert.is(repo.git('show', `${grave}:b2.txt`), 'not committed', 'uncommitted work kept too');
   assert.ok(repo.git('log', '--format=%s', grave).split('\n').includes('b'), 'the agent commit itself');

@@ -48,9 +48,9 @@ export function runCli(args: string[], opts: { cwd: string; env?: Record<string,
 }
 
 /** Start `svc up --port 0` in `repo` and wait until it answers /health. */
-export async function startServer(repo: string, opts: { args?: string[]; env?: Record<string, string>; token?: string; timeoutMs?: number } = {}): Promise<RunningServer> {
+export async function startServer(repo: string, opts: { args?: string[]; env?: Record<string, string>; token?: string; timeoutMs?: number; port?: number } = {}): Promise<RunningServer> {
   const token = opts.token ?? 'test-admin-token-0123456789abcdef0123';
-  const child = spawn(process.execPath, svcArgv('up', '--port', '0', '--log-json', ...(opts.args ?? [])), {
+  const child = spawn(process.execPath, svcArgv('up', '--port', String(opts.port ?? 0), '--log-json', ...(opts.args ?? [])), {
     cwd: repo, env: { ...process.env, NO_COLOR: '1', SERVICE_AUTH_TOKEN: token, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

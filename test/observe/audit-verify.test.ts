@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { manualClock } from '../../src/lib/clock.ts';
 import { silentLogger } from '../../src/lib/log.ts';
 import { sddLayout } from '../../src/store/layout.ts';
-import { createAuditLog } from '../../src/observe/audit.ts';
+import { createAuditLog } from '../../src/observe/audit-log.ts';
 import { formatAuditBreak, verifyAudit } from '../../src/observe/audit-verify.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 

@@ -9,7 +9,8 @@ import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { rawRequest, report, sleep } from './lib.ts';
 
-const PUBLIC = ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/.well-known/agent.json', '/docs', '/openapi.json', '/auth/providers', '/board'];
+const PUBLIC = ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/.well-known/agent.json', '/docs', '/openapi.json', '/auth/providers', '/board',
+  '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'];
 const JSON_CT = { 'content-type': 'application/json' };
 // Routes that authenticate by their own HMAC signature and take no bearer token (INTERFACE Authentication 4).
 const SIGNED = (path: string) => path === '/webhook' || path.startsWith('/webhooks/') || path.startsWith('/hooks/');
@@ -73,7 +74,8 @@ test('every non-public route refuses a missing, malformed, unknown, expired or r
 
 test('a viewer gets 403 on every write, an agent 403 on /drain; both still read', async () => {
   // git-upload-pack is a POST that only reads (a fetch of refs/sdd/state): any role may call it.
-  const writes = routes.filter((r) => !PUBLIC.includes(r.path) && !SIGNED(r.path) && (r.method !== 'GET' || r.path === '/tasks/next/{role}') && r.path !== '/state.git/git-upload-pack');
+  // /mcp: any role opens an MCP session; each tool refuses what its API operation refuses (test/mcp).
+  const writes = routes.filter((r) => !PUBLIC.includes(r.path) && !SIGNED(r.path) && (r.method !== 'GET' || r.path === '/tasks/next/{role}') && r.path !== '/state.git/git-upload-pack' && r.path !== '/mcp');
   const wrong: string[] = [];
   for (const r of writes) {
     const res = await call(r.method, fill(r.path), { authorization: `Bearer ${tok.viewer}` });

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildArgv, chooseAdapter, detectAdapters, parseCommandTemplate, planLaunch, substitutePlaceholders, TemplateError } from '../../src/runner/index.ts';
+import { buildArgv, chooseAdapter, detectAdapters, parseCommandTemplate, planLaunch, substitutePlaceholders, takesMcp, TemplateError } from '../../src/runner/index.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
@@ -61,6 +61,24 @@ Argv('a {model} placeholder with no model drops its flag and argument instead of
   assert.equal(buildArgv('generic', { command: 'my-agent --model={model} {prompt_file}' }, noModel), ['my-agent', '/tmp/p 1.md']);
   assert.equal(buildArgv('generic', { command: 'my-agent {model} x' }, noModel), ['my-agent', 'x'], 'a bare positional {model} goes alone');
   assert.equal(buildArgv('generic', { command: 'my-agent --model {model}' }, values), ['my-agent', '--model', 'big-model'], 'a model keeps the pair');
+});
+
+Argv('the svc MCP server: claude gets --mcp-config (svc mcp through the shim), codex -c overrides to /mcp; no token in argv', () => {
+  const mcp = { svc: '/repo/.sdd/runtime/bin/svc', serverUrl: 'http://127.0.0.1:8052' };
+  const claude = buildArgv('claude', {}, values, mcp);
+  const config = claude[claude.indexOf('--mcp-config') + 1]!;
+  assert.equal(JSON.parse(config), { mcpServers: { svc: { type: 'stdio', command: '/repo/.sdd/runtime/bin/svc', args: ['mcp'] } } });
+  assert.equal(claude.slice(0, 3), ['claude', '-p', values.prompt]);
+  const codex = buildArgv('codex', {}, values, mcp);
+  assert.equal(codex.slice(0, 8), ['codex', 'exec', '--model', 'big-model', '-c', 'mcp_servers.svc.url="http://127.0.0.1:8052/mcp"', '-c', 'mcp_servers.svc.bearer_token_env_var="SERVICE_AUTH_TOKEN"']);
+  assert.is(codex[codex.length - 1], values.prompt);
+  assert.equal(buildArgv('gemini', {}, values, mcp), buildArgv('gemini', {}, values), 'gemini takes no MCP flag');
+  assert.not.ok(buildArgv('claude', {}, values).includes('--mcp-config'), 'agents.mcp false: none');
+  // A template names {mcp_config} where it wants it; without MCP the flag before it goes too.
+  const template = { command: 'my-agent --prompt-file {prompt_file} --mcp-config {mcp_config} -v' };
+  assert.equal(buildArgv('generic', template, values, mcp), ['my-agent', '--prompt-file', '/tmp/p 1.md', '--mcp-config', config, '-v']);
+  assert.equal(buildArgv('generic', template, values), ['my-agent', '--prompt-file', '/tmp/p 1.md', '-v']);
+  assert.equal([takesMcp('claude', {}), takesMcp('codex', {}), takesMcp('aider', {}), takesMcp('generic', template), takesMcp('generic', { command: 'x {prompt}' })], [true, true, false, true, false]);
 });
 
 Argv('agents.<name>.command replaces the binary, or the whole command when it has placeholders', () => {

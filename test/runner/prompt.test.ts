@@ -17,6 +17,12 @@ Prompt('tells the agent its task, worktree, branch and how to report', () => {
   for (const needle of ['01jtask', 'Add login', 'Make /login work.', '\nFAKE: commit', '/r/.sdd/worktrees/backend-0a1b2c3d', 'agent/backend-0a1b2c3d', 'SERVICE_AUTH_TOKEN', '/tasks/01jtask/complete', 'svc task complete', 'svc task fail', 'result_summary', 'refused']) {
     assert.ok(text.includes(needle), `prompt lacks ${needle}`);
   }
+  assert.not.ok(text.includes('MCP'), 'no MCP server given: none named');
+});
+
+Prompt('an agent given the svc MCP server is told its tools act on its task', () => {
+  const text = buildPrompt({ task: { id: '01jtask', title: 't', description: '' }, sessionId: 's', worktree: '/w', branch: 'b', baseBranch: 'main', serverUrl: 'http://x', mcp: true });
+  assert.match(text, /the `svc` MCP server you were given: report_progress, complete_task .*\n.*they act on this task when you leave task_id out/);
 });
 
 Prompt('the agent env carries the task-scoped token, never the server admin token', () => {

@@ -4,7 +4,9 @@ import * as assert from 'uvu/assert';
 import { conflict, HttpError, tooMany } from '../../src/lib/http-error.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { defineRoute, RAW, type Route } from '../../src/lib/route.ts';
+import { DomainError } from '../../src/lib/domain-error.ts';
 import { StorageUnavailable, VersionConflict } from '../../src/store/types.ts';
+import { ClaimBlocked, TaskNotFound } from '../../src/tasks/errors.ts';
 import { ADMIN, startServer, type Harness } from './harness.ts';
 
 const lines: string[] = [];
@@ -23,6 +25,9 @@ const routes: Route[] = [
   get('/quota', () => { throw tooMany('Tenant default has reached max_tasks limit (3)', 30); }),
   get('/state', () => { throw conflict("Cannot claim task 'a' in state 'done'"); }),
   get('/half-written', ({ res }) => { res.writeHead(200, { 'content-type': 'text/plain' }); res.write('partial'); throw new Error('after headers'); }),
+  get('/gone', () => { throw new TaskNotFound('t9'); }),
+  get('/blocked', () => { throw new ClaimBlocked('t9', "Task 't9' has unresolved dependencies: t1"); }),
+  get('/unmapped', () => { throw new DomainError('nobody_maps_this', 'a code without a status', {}); }),
   get('/raw', ({ res }) => { res.writeHead(202, { 'content-type': 'text/plain' }).end('raw text'); return RAW; }),
 ];
 
@@ -70,6 +75,15 @@ T('HttpError keeps status, extra members and headers (429 Retry-After)', async (
   assert.is(r.headers.get('retry-after'), '30');
   r = await h.fetch('/state', { token: ADMIN });
   assert.equal([r.status, await r.json()], [409, { detail: "Cannot claim task 'a' in state 'done'" }]);
+});
+
+T('a domain error answers the status of its code, with the code and its data in the body; an unmapped code is a 500', async () => {
+  let r = await h.fetch('/gone', { token: ADMIN });
+  assert.equal([r.status, await r.json()], [404, { detail: "Task 't9' not found", code: 'task_not_found', task_id: 't9' }]);
+  r = await h.fetch('/blocked', { token: ADMIN });
+  assert.equal([r.status, await r.json()], [409, { detail: "Task 't9' has unresolved dependencies: t1", code: 'claim_blocked', task_id: 't9' }]);
+  r = await h.fetch('/unmapped', { token: ADMIN });
+  assert.equal([r.status, await r.json()], [500, { detail: 'internal error' }]);
 });
 
 T('an error after headers were sent ends the response instead of hanging', async () => {

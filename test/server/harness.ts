@@ -1,5 +1,5 @@
 // Starts a real svc HTTP server on port 0 over a temp `.sdd` tree, for the server and auth tests.
-import { createAuthenticator, type AuthEnv } from '../../src/auth/index.ts';
+import { createAuthenticator, createTenantGate, type AuthEnv } from '../../src/auth/index.ts';
 import { defaultConfig, type Config } from '../../src/config/index.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
 import { silentLogger, type Logger } from '../../src/lib/log.ts';
@@ -32,6 +32,8 @@ export interface HarnessOptions {
   log?: Logger;
   clock?: Clock;
   allowLoopback?: boolean;
+  /** The tenant scope of `ctx.who` (default: the tree's `.sdd/tenants.json`, as `svc up`). */
+  tenantScope?: (bound: string | null, header: string | undefined, named: string | undefined) => string;
   /** Reuse an existing tree (else a new temp dir). */
   root?: string;
 }
@@ -51,6 +53,7 @@ export async function startServer(opts: HarnessOptions = {}): Promise<Harness> {
       routes: opts.routes ?? [], log, config, authenticator, metrics: createMetrics({ defaults: false }), version: '9.9.9', clock,
       ...(opts.hooks ? { hooks: opts.hooks } : {}), ...(opts.schemas ? { schemas: opts.schemas } : {}),
       ...(opts.allowLoopback === undefined ? {} : { allowLoopback: opts.allowLoopback }),
+      tenantScope: opts.tenantScope ?? createTenantGate({ layout, log, defaultMax: 1000 }).scope,
     });
   } catch (e) {
     tmp?.cleanup();

@@ -6,7 +6,7 @@ import { defaultConfig } from '../../src/config/index.ts';
 import { manualClock } from '../../src/lib/clock.ts';
 import { silentLogger } from '../../src/lib/log.ts';
 import { createAuditLog } from '../../src/observe/index.ts';
-import { createCommitter, createGit, createRecordStore, sddLayout, sequentialIds } from '../../src/store/index.ts';
+import { createCommitter, createGit, createRecordStore, sddLayout } from '../../src/store/index.ts';
 import { claimOne, completeTask, createTask, reportProgress, TaskService } from '../../src/tasks/index.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 import { runCli } from '../helpers/server.ts';
@@ -28,9 +28,12 @@ async function build() {
   const clock = manualClock(Date.parse('2026-01-01T00:00:00.000Z'));
   const log = silentLogger();
   const committer = createCommitter({ layout, git: createGit(repo.dir), log, clock, intervalMs: 60_000, gcEveryCommits: 0 });
-  const store = createRecordStore({ layout, committer, log });
   const audit = createAuditLog({ layout, clock, log, onAppend: (abs) => committer.touch(abs) });
-  const svc = new TaskService({ layout, store, clock, ids: sequentialIds(), log, audit, tenants: createTenantGate({ layout, log, defaultMax: 100 }), config: defaultConfig() });
+  const store = createRecordStore({ layout, committer, log, audit });
+  // Fixed ids: t0000000000000000000000001, …
+  let n = 0;
+  const ids = { next: () => `t${String(++n).padStart(25, '0')}` };
+  const svc = new TaskService({ layout, store, clock, ids, log, tenants: createTenantGate({ layout, log, defaultMax: 100 }), config: defaultConfig() });
   const alice = { actor: 'alice', tenant: 'default' };
   const bob = { actor: 'bob', tenant: 'default' };
   await createTask(svc, { title: 'Add a health check', role: 'backend' } as never, alice);

@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/lib/log.ts';
 import { createCommitter } from '../../src/store/committer.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout } from '../../src/store/layout.ts';
-import { createRecordStore } from '../../src/store/records.ts';
+import { createRecordStore } from '../../src/store/records/shared.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 
 type Task = { version: number; id: string; status: string };

@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { silentLogger } from '../../src/lib/log.ts';
-import { createExclusive, errnoError, stableStringify, writeJsonAtomic } from '../../src/store/io.ts';
+import { createExclusive, writeFileAtomic } from '../../src/store/atomic.ts';
+import { errnoError } from '../../src/store/disk.ts';
+import { stableStringify } from '../../src/store/records/cas.ts';
 import { sddLayout } from '../../src/store/layout.ts';
-import { createRecordStore } from '../../src/store/records.ts';
+import { createRecordStore } from '../../src/store/records/shared.ts';
 import { RecordExists, StorageUnavailable } from '../../src/store/types.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
@@ -23,7 +25,7 @@ io('JSON files have sorted keys at every level, 2-space indent and a trailing ne
 
 io('an atomic write creates missing folders and leaves no temp file', async () => {
   const file = join(tmp.dir, 'x', 'y', 'r.json');
-  await writeJsonAtomic(file, { z: 1, a: 2 });
+  await writeFileAtomic(file, stableStringify({ z: 1, a: 2 }));
   assert.is(readFileSync(file, 'utf8'), '{\n  "a": 2,\n  "z": 1\n}\n');
   assert.equal(readdirSync(join(tmp.dir, 'x', 'y')), ['r.json']);
 });

@@ -39,7 +39,8 @@ T('a fetch brings the mirror up to the ref; commits are pushed in the background
   assert.throws(() => repo.git('--git-dir', mirror.gitdir, 'cat-file', '-e', code), undefined, 'no code commit in the mirror');
   const second = commitState('two');
   mirror.nudge();
-  await sleep(300);
+  // Pushed in the background: poll (bounded) rather than guess how long a push takes on a loaded machine.
+  for (const end = Date.now() + 15_000; inMirror() !== second && Date.now() < end;) await sleep(20);
   assert.is(inMirror(), second, 'a fetch came recently: pushed after the commit');
   clock.advance(120_000);
   const third = commitState('three');

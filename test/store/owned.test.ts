@@ -8,10 +8,12 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { silentLogger } from '../../src/lib/log.ts';
-import { errnoError } from '../../src/store/io.ts';
-import { journalPaths, replayJournal } from '../../src/store/journal.ts';
+import { manualTimers } from '../../src/lib/timers.ts';
+import { errnoError } from '../../src/store/disk.ts';
+import { journalPaths } from '../../src/store/journal.ts';
+import { replayJournal } from '../../src/store/journal-replay.ts';
 import { sddLayout } from '../../src/store/layout.ts';
-import { createRecordStore, type RecordStoreOptions } from '../../src/store/records.ts';
+import { createOwnedStore, type OwnedStoreOptions } from '../../src/store/records/owned.ts';
 import { RecordExists, StorageUnavailable, VersionConflict } from '../../src/store/types.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
@@ -21,19 +23,13 @@ const run = promisify(execFile);
 const log = silentLogger();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `ok` every 20 ms until it holds or `ms` pass (timers under load fire late; the bound is generous). */
-async function until(ok: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-}
-
 const owned = suite('store owned by one server');
 let tmp: ReturnType<typeof makeTempDir>;
 owned.before.each(() => { tmp = makeTempDir('svc-owned-'); });
 owned.after.each(() => tmp.cleanup());
 
-// `blockFiles` refuses record files (not the journal): acknowledged writes wait in memory.
-const open = (extra: Partial<RecordStoreOptions> = {}) => {
+// `blockFiles` refuses record files (not the journal): acknowledged writes wait in memory. Time is manual.
+const open = (extra: Partial<OwnedStoreOptions> = {}) => {
   const layout = sddLayout(tmp.dir);
   const touched: { rel: string; text: string | null | undefined }[] = [];
   const state = { blockFiles: false, fullJournal: false };
@@ -42,12 +38,22 @@ const open = (extra: Partial<RecordStoreOptions> = {}) => {
       if (p.endsWith('journal.jsonl') ? state.fullJournal : state.blockFiles) throw errnoError('ENOSPC', p);
     },
   };
-  const store = createRecordStore({
-    layout, log, exclusive: true, faults, journal: { syncFs: async () => undefined },
+  const timers = manualTimers();
+  const store = createOwnedStore({
+    layout, log, faults, timers, journal: { syncFs: async () => undefined },
     committer: { touch: (abs, _note, text) => touched.push({ rel: abs.slice(layout.sdd.length + 1), text }) },
     ...extra,
   });
-  return { layout, store, touched, state, paths: journalPaths(layout) };
+  return { layout, store, touched, state, timers, paths: journalPaths(layout) };
+};
+// Manual time for the waits (retries, checkpoints), real time for the IO they start.
+// Bounded: a store that never settles fails the test in 15 s instead of holding the runner.
+const until = async (timers: ReturnType<typeof manualTimers>, done: () => boolean, stepMs = 100) => {
+  for (const end = Date.now() + 15_000; !done();) {
+    if (Date.now() > end) throw new Error('timed out waiting for the store to settle');
+    await timers.advance(stepMs);
+    await sleep(5);
+  }
 };
 const fileOf = (abs: string) => (existsSync(abs) ? JSON.parse(readFileSync(abs, 'utf8')) : undefined);
 const journalFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => /^journal\..*jsonl$/.test(n)) : []);
@@ -83,8 +89,7 @@ owned('an acknowledged write is read back and committed from memory before its f
   // A second update builds on the acknowledged value, not on the file.
   assert.equal(await again.store.update<Counter>(abs, (t) => ({ ...t, counter: t.counter + 1 })), { version: 3, counter: 6 });
   again.state.blockFiles = false;
-  const until = Date.now() + 5000;
-  while (again.store.backlog && Date.now() < until) await sleep(20);
+  await until(again.timers, () => again.store.backlog === 0);
   assert.equal(fileOf(abs), { version: 3, counter: 6 });
   await again.store.close();
 });
@@ -108,54 +113,58 @@ owned('createAll journals every file in one write: a full disk leaves none, and 
   const { layout, store, state } = open();
   const items = Array.from({ length: 20 }, (_, i) => ({ abs: layout.task(`b${String(i).padStart(3, '0')}`), value: { version: 1, counter: i } }));
   state.fullJournal = true;
-  const err = await store.createAll!(items).catch((e: unknown) => e);
+  const err = await store.createAll(items).catch((e: unknown) => e);
   assert.instance(err, StorageUnavailable);
   state.fullJournal = false;
   for (const i of items) assert.is(await store.readJson(i.abs), undefined, 'nothing of a refused batch');
   assert.is(store.backlog, 0);
-  await store.createAll!(items);
-  const exists = await store.createAll!(items.slice(0, 1)).catch((e: unknown) => e);
+  await store.createAll(items);
+  const exists = await store.createAll(items.slice(0, 1)).catch((e: unknown) => e);
   assert.instance(exists, RecordExists);
   await store.close();
   for (const i of items) assert.equal(fileOf(i.abs), i.value);
 });
 
 owned('a checkpoint drops the journal only once every file is written', async () => {
-  const { layout, store, state, paths } = open({ journal: { intervalMs: 30, syncFs: async () => undefined } });
+  const { layout, store, state, timers, paths } = open({ journal: { intervalMs: 30, syncFs: async () => undefined } });
   state.blockFiles = true;
   await store.create<Counter>(layout.task('t03'), { version: 1, counter: 0 });
-  await sleep(300);
+  for (let i = 0; i < 10; i++) { await timers.advance(30); await sleep(5); }
   assert.ok(journalFiles(paths.dir).length >= 1, 'journal kept while the file is not written');
   state.blockFiles = false;
-  // The publisher's retry backoff, then the next checkpoint.
-  await until(() => journalFiles(paths.dir).length === 0 && existsSync(layout.task('t03')));
+  await until(timers, () => journalFiles(paths.dir).length === 0, 30); // the publisher's retry backoff, then the next checkpoint
   assert.equal(fileOf(layout.task('t03')), { version: 1, counter: 0 });
   assert.equal(journalFiles(paths.dir), [], 'journal dropped after the files were written');
   await store.close();
 });
 
-owned('an audit entry rides in the write\'s journal line; a hold keeps the journal until released', async () => {
-  const { layout, store, paths } = open({ journal: { intervalMs: 30, syncFs: async () => undefined } });
+owned('a change\'s audit record and appended lines ride in its journal line, signed in order; the journal stays until they are in their files', async () => {
+  const seq = { n: 0 };
+  const sealer = { seal: (e: { action: string }) => ({ abs: join(tmp.dir, '.sdd', 'audit', 'a.jsonl'), line: JSON.stringify({ seq: ++seq.n, action: e.action }) }), mark: () => seq.n, rewind: (m: unknown) => { seq.n = m as number; } };
+  const { layout, store, state, timers, paths } = open({ sealer, journal: { intervalMs: 30, syncFs: async () => undefined } });
   const abs = layout.task('t04');
-  const release = store.hold();
-  await store.create<Counter>(abs, { version: 1, counter: 0 }, 'create t04', { action: 'task.create', resource_id: 't04' });
-  await store.update<Counter>(abs, (t) => ({ ...t, counter: 1 }), { audit: (n: Counter) => ({ action: 'task.bump', resource_id: 't04', details: { version: n.version } }) });
-  await sleep(300);
-  assert.ok(journalFiles(paths.dir).length >= 1, 'journal kept while the hold is open (its audit append may still be running)');
+  const archive = layout.archive;
+  state.blockFiles = true;
+  await store.create<Counter>(abs, { version: 1, counter: 0 }, { note: 'create t04', effects: { audit: { actor: 'a', action: 'task.create', resource_type: 'task', resource_id: 't04' } } });
+  await store.update<Counter>(abs, (t) => ({ ...t, counter: 1 }), { effects: (n) => ({ audit: { actor: 'a', action: `task.bump${n.version}`, resource_type: 'task', resource_id: 't04' }, appends: [{ abs: archive, value: { v: n.version } }] }) });
   const lines = journalFiles(paths.dir).flatMap((n) => readFileSync(join(paths.dir, n), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
-  assert.equal(lines.map((l) => l.au), [{ action: 'task.create', resource_id: 't04' }, { action: 'task.bump', resource_id: 't04', details: { version: 2 } }]);
-  assert.ok(lines.every((l) => typeof l.at === 'number'));
-  const intents: { entry: Record<string, unknown>; at: number }[] = [];
-  const extension = release.extend();
-  release.release();
-  await sleep(300);
-  assert.ok(journalFiles(paths.dir).length >= 1, 'kept while an extension is open (an audit append being retried)');
-  extension.release();
-  await until(() => journalFiles(paths.dir).length === 0);
-  assert.equal(journalFiles(paths.dir), [], 'dropped once released');
+  assert.equal(lines.map((l) => l.a), [
+    [['audit/a.jsonl', '{"seq":1,"action":"task.create"}']],
+    [['archive/tasks.jsonl', '{"v":2}'], ['audit/a.jsonl', '{"seq":2,"action":"task.bump2"}']],
+  ]);
+  assert.equal(await store.readJsonl(archive), [{ v: 2 }], 'a waiting line is read back');
+  for (let i = 0; i < 10; i++) { await timers.advance(30); await sleep(5); }
+  assert.ok(journalFiles(paths.dir).length >= 1, 'journal kept while the lines are not in their files');
+  state.blockFiles = false;
+  await until(timers, () => journalFiles(paths.dir).length === 0, 30);
+  assert.is(readFileSync(join(tmp.dir, '.sdd', 'audit', 'a.jsonl'), 'utf8'), '{"seq":1,"action":"task.create"}\n{"seq":2,"action":"task.bump2"}\n');
+  assert.is(readFileSync(archive, 'utf8'), '{"v":2}\n');
+  state.fullJournal = true;
+  assert.instance(await store.update<Counter>(abs, (t) => t, { effects: () => ({ audit: { actor: 'a', action: 'lost', resource_type: 'task', resource_id: 't04' } }) }).catch((e: unknown) => e), StorageUnavailable);
+  state.fullJournal = false;
+  await store.update<Counter>(abs, (t) => t, { effects: () => ({ audit: { actor: 'a', action: 'after', resource_type: 'task', resource_id: 't04' } }) });
   await store.close();
-  await replayJournal(layout, log, async () => undefined, intents);
-  assert.equal(intents, [], 'nothing left to reconcile after a clean close');
+  assert.match(readFileSync(join(tmp.dir, '.sdd', 'audit', 'a.jsonl'), 'utf8'), /\{"seq":3,"action":"after"\}\n$/, 'a refused write gives its seq back');
 });
 
 owned('SIGKILL with acknowledged writes still waiting for their files: replay restores every one', async () => {
@@ -163,16 +172,16 @@ owned('SIGKILL with acknowledged writes still waiting for their files: replay re
   const child = join(tmp.dir, 'child.mts');
   writeFileSync(child, `
     import { silentLogger } from '${src}/../lib/log.ts';
-    import { errnoError } from '${src}/io.ts';
+    import { errnoError } from '${src}/disk.ts';
     import { sddLayout } from '${src}/layout.ts';
-    import { createRecordStore } from '${src}/records.ts';
+    import { createOwnedStore } from '${src}/records/owned.ts';
     const layout = sddLayout(${JSON.stringify(tmp.dir)});
     let block = false;
-    const store = createRecordStore({ layout, log: silentLogger(), committer: { touch() {} }, exclusive: true,
+    const store = createOwnedStore({ layout, log: silentLogger(), committer: { touch() {} },
       faults: { beforeWrite: (p) => { if (block && !p.endsWith('journal.jsonl')) throw errnoError('EIO', p); } } });
     for (let i = 0; i < 20; i++) await store.create(layout.task('k' + String(i).padStart(3, '0')), { version: 1, counter: 0 });
     await store.close();
-    const again = createRecordStore({ layout, log: silentLogger(), committer: { touch() {} }, exclusive: true,
+    const again = createOwnedStore({ layout, log: silentLogger(), committer: { touch() {} },
       faults: { beforeWrite: (p) => { if (block && !p.endsWith('journal.jsonl')) throw errnoError('EIO', p); } } });
     block = true;
     await Promise.all(Array.from({ length: 20 }, async (_, i) => {

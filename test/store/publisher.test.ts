@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { silentLogger } from '../../src/lib/log.ts';
-import { errnoError } from '../../src/store/io.ts';
+import { manualTimers } from '../../src/lib/timers.ts';
+import { errnoError } from '../../src/store/disk.ts';
 import { createPublisher } from '../../src/store/publisher.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
@@ -14,6 +15,10 @@ pub.before.each(() => { tmp = makeTempDir('svc-publisher-'); });
 pub.after.each(() => tmp.cleanup());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Manual time for the retry waits, real time for the writer thread's answers.
+const drained = async (p: { backlog: number }, timers: ReturnType<typeof manualTimers>) => {
+  for (const end = Date.now() + 15_000; p.backlog && Date.now() < end;) { await timers.advance(100); await sleep(5); }
+};
 const temps = (dir: string) => readdirSync(dir).filter((n) => n.endsWith('.tmp'));
 
 pub('a put text reaches its file (folder created on demand); peek shows it until then; flush waits for it', async () => {
@@ -50,7 +55,8 @@ pub('writes to one path coalesce: the file ends with the newest text after fewer
 
 pub('a disk error keeps the text waiting (peek still answers), rejects flush, and is retried until it lands', async () => {
   let full = true;
-  const p = createPublisher({ log, faults: { beforeWrite: (path) => { if (full) throw errnoError('ENOSPC', path); } } });
+  const timers = manualTimers();
+  const p = createPublisher({ log, timers, faults: { beforeWrite: (path) => { if (full) throw errnoError('ENOSPC', path); } } });
   const file = join(tmp.dir, 'b.json');
   writeFileSync(file, 'old\n');
   p.put(file, 'new\n');
@@ -60,8 +66,7 @@ pub('a disk error keeps the text waiting (peek still answers), rejects flush, an
   assert.is(p.peek(file), 'new\n', 'the text is still waiting');
   assert.equal(temps(tmp.dir), [], 'no temp file left by the failed write');
   full = false;
-  const until = Date.now() + 5000;
-  while (p.backlog && Date.now() < until) await sleep(20);
+  await drained(p, timers);
   assert.is(readFileSync(file, 'utf8'), 'new\n', 'retried once the disk took writes again');
   await p.flush();
   await p.close();
@@ -80,6 +85,29 @@ pub('room() holds writers back while the backlog is at the high-water mark', asy
   assert.ok(p.backlog < 3);
   await p.close();
   assert.is(readFileSync(join(tmp.dir, 'f2.json'), 'utf8'), '2\n');
+});
+
+pub('appended lines reach their file in order right away; a reader sees each in the file or still waiting', async () => {
+  const written: string[] = [];
+  let full = false;
+  const timers = manualTimers();
+  const p = createPublisher({ log, timers, appended: (abs, note) => written.push(`${abs.slice(tmp.dir.length + 1)} ${note}`), faults: { beforeWrite: (path) => { if (full) throw errnoError('ENOSPC', path); } } });
+  const file = join(tmp.dir, 'archive', 'a.jsonl');
+  const seen = () => [...(existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []), ...p.lines(file)];
+  p.append(file, '{"n":1}', 'first');
+  p.append(file, '{"n":2}');
+  assert.equal(seen(), ['{"n":1}', '{"n":2}']);
+  await p.flush();
+  assert.is(readFileSync(file, 'utf8'), '{"n":1}\n{"n":2}\n');
+  assert.equal(written, ['archive/a.jsonl first', 'archive/a.jsonl undefined']);
+  full = true;
+  p.append(file, '{"n":3}');
+  assert.ok(await p.flush().then(() => false, () => true), 'flush reports the refused line');
+  assert.equal(seen(), ['{"n":1}', '{"n":2}', '{"n":3}'], 'the refused line still waits, once');
+  full = false;
+  await drained(p, timers);
+  assert.is(readFileSync(file, 'utf8'), '{"n":1}\n{"n":2}\n{"n":3}\n');
+  await p.close();
 });
 
 pub('close publishes what waits, and gives up after one failed round when the disk refuses', async () => {

@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { silentLogger } from '../../src/lib/log.ts';
 import { sddLayout } from '../../src/store/layout.ts';
-import { createRecordStore } from '../../src/store/records.ts';
+import { createRecordStore } from '../../src/store/records/shared.ts';
 import { RecordExists, RecordMissing, VersionConflict, type Note } from '../../src/store/types.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { HttpError } from '../../src/lib/http-error.ts';
+import { STATUS_OF_CODE } from '../../src/server/errors.ts';
+import { TransitionRefused } from '../../src/tasks/errors.ts';
 import {
   ACTIVE, TERMINAL, TRANSITIONS, allowedVerbs, claimBlockers, depSatisfied, isTerminal, ownerKey, runId, transition, versionConflict,
   type TaskOp, type TransitionInput,
@@ -108,10 +109,12 @@ walk('every (status, op) pair: allowed ones reach the target with their side fie
           transition(before, op, INPUT[op], NOW);
           assert.unreachable(`${status} --${op}--> should be refused`);
         } catch (err) {
-          assert.instance(err, HttpError);
-          assert.is((err as HttpError).status, 409);
+          // A refusal as data; the server's one table answers it with 409.
+          assert.instance(err, TransitionRefused);
+          assert.is(STATUS_OF_CODE[(err as TransitionRefused).code], 409);
+          assert.equal((err as TransitionRefused).data, { task_id: 't1', status, op, allowed: allowedVerbs(status) });
           const allowed = isTerminal(status) ? `'${status}' is terminal` : `allowed: ${allowedVerbs(status).join(', ')}`;
-          assert.is((err as HttpError).detail, `Cannot ${VERB[op]} task 't1' in state '${status}' (${allowed})`);
+          assert.is((err as TransitionRefused).detail, `Cannot ${VERB[op]} task 't1' in state '${status}' (${allowed})`);
         }
         refused++;
       }
@@ -137,7 +140,7 @@ walk('a 409 names the verbs the state allows: blocked offers unblock, fail, canc
     transition(inState('blocked'), 'complete', { result_summary: 'x' }, NOW);
     assert.unreachable();
   } catch (err) {
-    assert.is((err as HttpError).detail, "Cannot complete task 't1' in state 'blocked' (allowed: unblock, fail, cancel, close (merged: true))");
+    assert.is((err as TransitionRefused).detail, "Cannot complete task 't1' in state 'blocked' (allowed: unblock, fail, cancel, close (merged: true))");
   }
 });
 

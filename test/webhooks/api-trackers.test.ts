@@ -56,7 +56,10 @@ T('the startup poll created one task per open ticket of the fake tracker and wro
   assert.equal(polled.map((t) => t.title).sort(), ['Issue 1', 'Issue 2', 'Issue 3', 'Issue 4', 'Issue 6', 'Issue 7', 'Issue 8', 'Issue 9'].map((x) => `octo/app#${x.slice(6)}: ${x}`).sort());
   assert.is(polled.find((t) => t.title.endsWith('Issue 1'))!.role, 'qa', 'role:qa label');
   assert.equal(fake.requests.map((r) => [r.page, r.query.state]), [[1, 'open'], [2, 'open']]);
-  const marks = readFileSync(join(repo.dir, '.sdd', 'runtime', 'poll_watermarks.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  // The watermark is written after the poll's last task: wait for its whole line.
+  const file = join(repo.dir, '.sdd', 'runtime', 'poll_watermarks.jsonl');
+  const text = await until('the watermark line', async () => { try { const t = readFileSync(file, 'utf8'); return t.endsWith('\n') && t; } catch { return undefined; } });
+  const marks = text.trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(marks.map((m) => m.source), ['tracker_b']);
 });
 

@@ -2,7 +2,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { SddLayout } from '../../store/layout.ts';
-import { stableStringify, writeFileAtomic } from '../../store/io.ts';
+import { writeFileAtomic } from '../../store/atomic.ts';
+import { stableStringify } from '../../store/records/cas.ts';
 import { checkMappings, type GroupMapping } from './policy.ts';
 
 interface MappingsFile { version: number; mappings: GroupMapping[] }

@@ -1,0 +1,191 @@
+// The one append-only file writer: batches (group commit), whole-batch truncate on failure, torn-line seal.
+import { fdatasyncSync, ftruncateSync, writeSync } from 'node:fs';
+import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { isMissing, storageError, type Faults } from './disk.ts';
+import { syncDir } from './atomic.ts';
+
+/** Hooks of an AppendLog; they run inside its one writing loop, so in batch order. */
+export interface AppendLogOptions<T> {
+  /** The bytes of a batch, built when the batch is formed (default: the items, which are strings). */
+  encode?(items: T[]): string;
+  /** The batch is on disk (and datasynced when durable); runs before its writers are answered. */
+  written?(items: T[]): void;
+  /** The batch was refused (nothing of it stays in the file); runs before its writers are answered. */
+  refused?(items: T[], err: unknown): void;
+  /** One datasync per batch, and the folder synced when the file is created (default true). */
+  durable?: boolean;
+  faults?: Faults;
+}
+
+/** One append-only file: items queued in one turn of the event loop go out together, in queue order. */
+export interface AppendLog<T = string> {
+  /** Resolves once the item's batch is on disk; rejects (StorageUnavailable for disk trouble) when refused. */
+  append(item: T): Promise<void>;
+  /** Between two batches: close the file and rename it to `to` (absent file: nothing); the next batch starts a new one. */
+  rotate(to: string): Promise<void>;
+  /** Resolves when nothing is queued or being written (never rejects). */
+  drain(): Promise<void>;
+  /** Write what is queued, then close; later appends are refused. */
+  close(): Promise<void>;
+  /** Bytes written through this log. */
+  readonly written: number;
+}
+
+type Job<T> = { item: T; resolve(): void; reject(err: unknown): void } | { between(): Promise<void>; resolve(): void; reject(err: unknown): void };
+
+/** An AppendLog on `abs` (opened on the first batch; parent folders created on demand). */
+export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}): AppendLog<T> {
+  const durable = o.durable ?? true;
+  const encode = o.encode ?? ((items: T[]) => (items as unknown as string[]).join(''));
+  let fh: FileHandle | undefined;
+  let size = 0; // bytes known to be good: a refused batch is truncated back to here
+  let seal = false; // the file ends inside a line (a crash, or a failed truncate): start the next batch with '\n'
+  let total = 0;
+  let queue: Job<T>[] = [];
+  let running: Promise<void> | undefined;
+  let closed = false;
+
+  const openFile = async () => {
+    const created = !(await stat(abs).catch(() => undefined));
+    const h = await open(abs, 'a+', 0o644).catch(async (err: unknown) => {
+      if (!isMissing(err)) throw err;
+      await mkdir(dirname(abs), { recursive: true });
+      return open(abs, 'a+', 0o644);
+    });
+    size = (await h.stat()).size;
+    seal = size > 0 && !(await endsWithNewline(h, size));
+    if (created && durable) await syncDir(dirname(abs)); // the file's own name must survive a power loss
+    return h;
+  };
+
+  const writeBatch = async (jobs: { item: T; resolve(): void; reject(err: unknown): void }[]) => {
+    const items = jobs.map((j) => j.item);
+    let buf: Buffer | undefined;
+    try {
+      const data = encode(items);
+      fh ??= await openFile();
+      o.faults?.beforeWrite?.(abs);
+      buf = Buffer.from((seal ? '\n' : '') + data, 'utf8');
+      // A short write is rare on a regular file but possible (ENOSPC half-way): finish or throw.
+      // Synchronous, as Redis's appendfsync always: two thread-pool hops per batch cost more CPU and
+      // latency than the datasync itself (bench/README.md); requests that arrive meanwhile form the next batch.
+      for (let off = 0; off < buf.length;) off += writeSync(fh.fd, buf, off, buf.length - off);
+      if (durable) fdatasyncSync(fh.fd);
+    } catch (err) {
+      await takeBack();
+      o.refused?.(items, err);
+      const e = storageError(err, abs);
+      for (const j of jobs) j.reject(e);
+      return;
+    }
+    size += buf.length;
+    total += buf.length;
+    seal = false;
+    o.written?.(items);
+    for (const j of jobs) j.resolve();
+  };
+  // Cut a refused batch off; if that fails too, reopen next time (size and the torn-line seal re-read).
+  const takeBack = async () => {
+    if (!fh) return;
+    try {
+      ftruncateSync(fh.fd, size);
+    } catch {
+      const h = fh;
+      fh = undefined;
+      await h.close().catch(() => undefined);
+    }
+  };
+
+  const run = async () => {
+    while (queue.length) {
+      const head = queue[0]!;
+      if ('between' in head) {
+        queue.shift();
+        await head.between().then(head.resolve, head.reject);
+        continue;
+      }
+      const cut = queue.findIndex((j) => 'between' in j);
+      const jobs = queue.splice(0, cut < 0 ? queue.length : cut) as { item: T; resolve(): void; reject(err: unknown): void }[];
+      await writeBatch(jobs);
+    }
+    running = undefined;
+  };
+  // The loop starts after the I/O phase of the event loop: every request read in it joins the batch.
+  const enqueue = (job: Job<T>) => {
+    queue.push(job);
+    running ??= new Promise<void>((resolve) => setImmediate(() => { void run().then(resolve); }));
+  };
+  const between = (fn: () => Promise<void>) => new Promise<void>((resolve, reject) => enqueue({ between: fn, resolve, reject }));
+  const closeFile = async () => {
+    const h = fh;
+    fh = undefined;
+    await h?.close();
+  };
+
+  return {
+    append: (item) => new Promise<void>((resolve, reject) => {
+      if (closed) { reject(new Error(`append log closed: ${abs}`)); return; }
+      enqueue({ item, resolve, reject });
+    }),
+    rotate: (to) => between(async () => {
+      await closeFile();
+      await rename(abs, to).catch((err: unknown) => { if (!isMissing(err)) throw err; });
+      size = 0;
+      seal = false;
+    }),
+    drain: async () => { while (running) await running; },
+    close: () => {
+      closed = true;
+      return between(closeFile);
+    },
+    get written() { return total; },
+  };
+}
+
+/** True when the last byte of an open file is a newline. */
+export async function endsWithNewline(fh: FileHandle, size: number): Promise<boolean> {
+  const buf = Buffer.alloc(1);
+  await fh.read(buf, 0, 1, size - 1);
+  return buf[0] === 0x0a;
+}
+
+/** Durable JSON-line appends to many files: one AppendLog per file, the least recently used closed beyond `max`. */
+export interface Appenders {
+  /** Append `line` (no newline) to `abs`; resolves once it is on disk. */
+  append(abs: string, line: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Appenders with datasync; `max` files open at once (default 32). */
+export function createAppenders(o: { faults?: Faults; max?: number } = {}): Appenders {
+  const logs = new Map<string, AppendLog>();
+  const closing = new Map<string, Promise<void>>();
+  const max = o.max ?? 32;
+  // The append is queued before an eviction can close the log: close() runs behind it.
+  const appendTo = async (abs: string, line: string): Promise<void> => {
+    // One writer per file: a log being closed finishes first (checked again after each wait).
+    for (let c = closing.get(abs); c; c = closing.get(abs)) await c;
+    let log = logs.get(abs);
+    if (log) logs.delete(abs); // re-inserted last: most recently used
+    else log = appendLog(abs, { faults: o.faults });
+    logs.set(abs, log);
+    const done = log.append(line + '\n');
+    if (logs.size > max) {
+      const [old, oldLog] = logs.entries().next().value!;
+      logs.delete(old);
+      const closed: Promise<void> = Promise.all([closing.get(old), oldLog.close().catch(() => undefined)])
+        .then(() => { if (closing.get(old) === closed) closing.delete(old); });
+      closing.set(old, closed);
+    }
+    return done;
+  };
+  return {
+    append: appendTo,
+    async close() {
+      await Promise.all([...logs.values()].map((l) => l.close().catch(() => undefined)));
+      logs.clear();
+      await Promise.all(closing.values());
+    },
+  };
+}

@@ -1,0 +1,60 @@
+// Contracts of the state committer: what a commit and a start report, and the committer itself.
+import type { Note } from './types.ts';
+
+export interface CommitResult {
+  oid: string;
+  message: string;
+  paths: number;
+}
+
+/** What a start did to the ref (recover) and to the disk (restore). */
+export interface StartReport {
+  /** No refs/sdd/state before this start: the files became its first commit. */
+  first: boolean;
+  /** Paths (relative to `.sdd`) committed because the file differed from the ref. */
+  committed: readonly string[];
+  /** Paths a journaled delete removed, committed as deletions. */
+  deleted: readonly string[];
+  /** Files written back from the ref: task files and the rest. */
+  restoredTasks: number;
+  restoredOther: number;
+  /** The disk had no task file at all before the restore (a clone with a fetched ref). */
+  fetched: boolean;
+}
+
+export interface RecoverOptions {
+  /** Paths (relative to `.sdd`) a journaled delete removed: committed as deletions. */
+  deletions?: ReadonlySet<string>;
+  /** What the restore before it wrote back, for the report. */
+  restored?: { paths: readonly string[]; tasks: number; diskHadNoTasks: boolean };
+}
+
+export interface RecoverResult {
+  commit: CommitResult | null;
+  /** What the start did, for its log line (message.ts startMessage). */
+  report: StartReport;
+}
+
+/** Turns dirty files under `.sdd` into commits on refs/sdd/state. */
+export interface StateCommitter {
+  /**
+   * Mark a path (absolute, under `.sdd`) changed, with an optional note for the message. `text` is its
+   * new content (null: deleted) when the caller knows it; without it the commit reads the file.
+   */
+  touch(abs: string, note?: Note, text?: string | null): void;
+  /** Commit everything dirty now (no-op when clean). Serialised: concurrent calls share one commit. */
+  flush(): Promise<CommitResult | null>;
+  /**
+   * Commit any difference between the files and the ref as one `recover: …` commit (the first commit
+   * of the board when there is no ref); never deletes a path that `deletions` does not name.
+   */
+  recover(opts?: RecoverOptions): Promise<RecoverResult>;
+  /** Start the group-commit timer (every commit_interval_ms while dirty). */
+  start(): void;
+  /** Stop the timer and make the final commit. */
+  stop(): Promise<void>;
+  /** Current value of refs/sdd/state, or null before the first commit. */
+  head(): Promise<string | null>;
+  /** Number of paths waiting for the next commit. */
+  readonly pending: number;
+}
