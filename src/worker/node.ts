@@ -22,6 +22,13 @@ export function afterHeartbeat(a: Pick<Answer, 'status'>): 'ok' | 'register' | '
   return 'refused';
 }
 
+/** The agents a heartbeat's answer asks this node to kill (pure; `kill_sessions` of the answer, well-formed entries only). */
+export function killsOf(body: unknown): { session_id: string; requested_by: string }[] {
+  const list = body && typeof body === 'object' ? (body as { kill_sessions?: unknown }).kill_sessions : undefined;
+  if (!Array.isArray(list)) return [];
+  return list.filter((k): k is { session_id: string; requested_by: string } => !!k && typeof k.session_id === 'string' && typeof k.requested_by === 'string');
+}
+
 /** Why the worker must not run against this server, or null (pure; INTERFACE.md Versioning 2). */
 export function versionProblem(server: unknown, mine: string): string | null {
   const v = server && typeof server === 'object' ? (server as { version?: unknown }).version : undefined;
