@@ -67,20 +67,20 @@ export class Claims {
   /** Until the worker stops: long-poll the roles while slots are free (one poll per free slot). */
   async loop(): Promise<void> {
     const { o, runs, stop, clock } = this.x;
-    const waitS = waitSeconds(o.pollMs);
     while (!stop.aborted) {
       const free = o.slots - runs.active();
-      if (free <= 0) {
-        await this.x.slots.sleep(o.pollMs);
-        continue;
-      }
       const t0 = clock.now();
-      const got = await Promise.all(rotate(o.roles, this.turn++).slice(0, free).map((role) => this.claimOne(role, waitS)));
-      if (got.includes(true)) continue;
-      // An answer before the wait was over (refused, cordoned, unreachable) must not turn into a request storm.
+      const got = free <= 0 ? false : await this.claimSome(free).catch((err: Error) => void this.x.log.error(`claiming failed: ${err.message}`));
+      if (got) continue;
+      // Full, or an answer before the wait was over (refused, cordoned, unreachable): no request storm.
       const left = o.pollMs - (clock.now() - t0);
       if (left > 0 && !stop.aborted) await this.x.slots.sleep(left);
     }
+  }
+
+  private async claimSome(free: number): Promise<boolean> {
+    const waitS = waitSeconds(this.x.o.pollMs);
+    return (await Promise.all(rotate(this.x.o.roles, this.turn++).slice(0, free).map((role) => this.claimOne(role, waitS)))).includes(true);
   }
 
   // One long poll; the SIGTERM aborts it (the record then says what the server may have done).
@@ -107,25 +107,27 @@ export class Claims {
     await this.x.runs.start(rec, task);
   }
 
-  /** Every report in the outbox, oldest first; a first complete or fail also claims the session's next task. */
+  /** Every report in the outbox, side by side (each its own session's); a first complete or fail also claims the next task. */
   async replay(): Promise<void> {
-    for (const r of await this.x.outbox.list()) {
-      const role = this.fusable(r);
-      const ask = role ? await this.x.runs.reserve(role) : null;
-      const { outcome, next } = await deliver(this.x.report, r, ask ? { role: role!, session: ask.session_id } : undefined);
-      if (outcome === 'reauth') await this.x.reauth();
-      if (outcome !== 'retry' && outcome !== 'reauth') this.x.runs.ended(r.session_id);
-      if (ask) await this.settleNext(ask, next);
-    }
+    await Promise.all((await this.x.outbox.list()).map((r) => this.deliverOne(r)));
   }
 
-  // The role of the next claim fused with this report, or null: a first delivery (replays use the plain call),
-  // a complete or fail, a role this worker claims, a slot free once this session leaves, not stopping.
+  private async deliverOne(r: Report): Promise<void> {
+    const role = this.fusable(r);
+    const ask = role ? await this.x.runs.reserve(role) : null;
+    const { outcome, next } = await deliver(this.x.report, r, ask ? { role: role!, session: ask.session_id } : undefined);
+    if (outcome === 'reauth') await this.x.reauth();
+    if (outcome !== 'retry' && outcome !== 'reauth') this.x.runs.ended(r.session_id);
+    if (ask) await this.settleNext(ask, next);
+  }
+
+  // The role of the next claim fused with this report, or null: a first delivery (replays use the plain call) of a
+  // complete or fail, by a session this worker holds (its slot goes to the next one), of a role it claims, not stopping.
   private fusable(r: Report): string | null {
     const { o, runs, stop } = this.x;
     if (r.attempts > 0 || (r.op !== 'complete' && r.op !== 'fail') || stop.aborted) return null;
     const role = runs.get(r.session_id)?.role;
-    return role && o.roles.includes(role) && runs.active() - 1 < o.slots ? role : null;
+    return role && o.roles.includes(role) ? role : null;
   }
 
   private async settleNext(rec: WorkerSession, next: NextClaim): Promise<void> {

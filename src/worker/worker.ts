@@ -2,8 +2,6 @@
 // agents here (src/runner, as the local orchestrator does), reporting back through the outbox. This file
 // is the node's life: version, registration, heartbeats (which carry kill requests), the loop, shutdown.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
@@ -12,10 +10,10 @@ import type { Git } from '../store/git-cli.ts';
 import type { SddLayout } from '../store/layout.ts';
 import { Claims } from './claims.ts';
 import { serverClient, why, type ServerClient } from './client.ts';
-import { afterHeartbeat, killsOf, register, versionProblem, NodeFile, type NodeIdentity } from './node.ts';
+import { afterHeartbeat, killsOf, register, serverVersion, NodeFile, type NodeIdentity } from './node.ts';
 import type { WorkerOptions } from './options.ts';
 import { Outbox } from './outbox.ts';
-import { startRelay } from './relay.ts';
+import { startRelayKept } from './relay.ts';
 import type { ReportDeps } from './reports.ts';
 import { fetchBase, fetchState } from './remote-git.ts';
 import { Runs } from './runs.ts';
@@ -50,7 +48,6 @@ class Worker {
   private readonly client: ServerClient;
   private readonly outbox: Outbox;
   private readonly nodeFile: NodeFile;
-  private readonly portFile: string;
   private readonly wake = new Waker();
   private readonly slots = new Waker();
   private readonly runs: Runs;
@@ -63,6 +60,7 @@ class Worker {
   private lastMirror = 0;
   private stateWarned = '';
   private fetching: Promise<void> | null = null;
+  private registering: Promise<void> | null = null;
 
   constructor(private readonly d: WorkerDeps, private readonly stop: AbortSignal) {
     const o = (this.o = d.options);
@@ -70,7 +68,6 @@ class Worker {
     const files = new SessionFiles(`${d.layout.runtime}/worker/sessions`);
     this.outbox = new Outbox(`${d.layout.runtime}/outbox`);
     this.nodeFile = new NodeFile(`${d.layout.runtime}/worker/node.json`);
-    this.portFile = `${d.layout.runtime}/worker/relay.port`;
     const report: ReportDeps = { client: this.client, git: d.git, layout: d.layout, outbox: this.outbox, files, clock: d.clock, log: d.log, server: o.server, token: () => this.node?.token ?? o.token };
     this.runs = new Runs({
       layout: d.layout, clock: d.clock, log: d.log, client: this.client, files, outbox: this.outbox, report, name: o.name,
@@ -86,15 +83,14 @@ class Worker {
 
   async run(): Promise<void> {
     const { d, o } = this;
-    await this.checkVersion();
+    const problem = await serverVersion(this.client, d.version, this.stop, (ms) => this.wake.sleep(ms), d.log);
+    if (problem) throw new WorkerError(problem);
     if (this.stop.aborted) return;
     this.detected = await detectAdapters({ agents: d.config.agents, pathEnv: d.env.PATH ?? '', cwd: d.git.root });
     this.sandbox = await resolveSandbox(d.config.agents.sandbox, d.env.PATH ?? '');
     if (this.sandbox.mode !== 'bwrap') d.log.warn(`agents run without a sandbox here (${this.sandbox.reason})`);
-    const relay = await startRelay({ client: this.client, sessionByToken: (t) => this.runs.byToken(t), report: (sid, op, body) => this.runs.agentReported(sid, op, body) }, await readPort(this.portFile));
+    const relay = await startRelayKept({ client: this.client, sessionByToken: (t) => this.runs.byToken(t), report: (sid, op, body) => this.runs.agentReported(sid, op, body) }, `${d.layout.runtime}/worker/relay.port`);
     this.relayUrl = relay.url;
-    await mkdir(dirname(this.portFile), { recursive: true, mode: 0o700 });
-    await writeFile(this.portFile, `${relay.port}\n`, { mode: 0o600 });
     try {
       await this.registerNode();
       if (this.stop.aborted) return;
@@ -123,21 +119,13 @@ class Worker {
     await this.mirrorBoard();
   }
 
-  private async checkVersion(): Promise<void> {
-    for (let warned = false; !this.stop.aborted;) {
-      const a = await this.client.call('GET', '/', { timeoutMs: 10_000 });
-      if (a.status === 200) {
-        const problem = versionProblem(a.body, this.d.version);
-        if (problem) throw new WorkerError(problem);
-        return;
-      }
-      if (!warned) this.d.log.warn(`cannot reach the server at ${this.o.server} (${why(a)}); trying again every 5 s`);
-      warned = true;
-      await this.wake.sleep(5_000);
-    }
+  // Heartbeat, claims and reports may all find the token refused at once: one registration serves them.
+  private registerNode(): Promise<void> {
+    this.registering ??= this.registerOnce().finally(() => { this.registering = null; });
+    return this.registering;
   }
 
-  private async registerNode(): Promise<void> {
+  private async registerOnce(): Promise<void> {
     const known = this.node ?? (await this.nodeFile.read());
     for (let warned = ''; !this.stop.aborted;) {
       const r = await register(this.client, this.o, known, this.runs.active());
@@ -208,5 +196,3 @@ class Worker {
     d.log.info('worker stopped');
   }
 }
-
-const readPort = (file: string): Promise<number> => readFile(file, 'utf8').then((t) => Number(t.trim()) || 0, () => 0);
