@@ -45,6 +45,11 @@ export class Runs {
     return this.live.size;
   }
 
+  /** Sessions that hold (or may hold) a task: all but the claims whose request is still waiting (what heartbeats report). */
+  holding(): number {
+    return [...this.live.values()].filter((l) => !(l.rec.status === 'claiming' && l.busy)).length;
+  }
+
   /** Agents still working (running, not reported). */
   running(): number {
     return [...this.live.values()].filter((l) => l.rec.status === 'running' && !l.rec.report).length;

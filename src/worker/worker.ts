@@ -128,7 +128,7 @@ class Worker {
   private async registerOnce(): Promise<void> {
     const known = this.node ?? (await this.nodeFile.read());
     for (let warned = ''; !this.stop.aborted;) {
-      const r = await register(this.client, this.o, known, this.runs.active());
+      const r = await register(this.client, this.o, known, this.runs.holding());
       if ('node' in r) {
         if (known && known.id !== r.node.id) this.d.log.warn(`registered as a new node ${r.node.id} (was ${known.id}): reports on tasks of the old node will be fenced`);
         this.node = r.node;
@@ -150,7 +150,7 @@ class Worker {
 
   // Free slots out; kill requests for this node's agents back (POST /agents/{sid}/kill on the server).
   private async beat(): Promise<void> {
-    const active = this.runs.active();
+    const active = this.runs.holding();
     const a = await this.client.call('POST', `/cluster/nodes/${this.node!.id}/heartbeat`, { body: { available_slots: Math.max(0, this.o.slots - active), active_agents: active }, timeoutMs: 10_000 });
     const next = afterHeartbeat(a);
     if (next === 'ok') await this.runs.kill(killsOf(a.body));
