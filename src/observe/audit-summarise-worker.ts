@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { summariseSegment, type SegmentSummary } from './audit-walk.ts';
+import { summariseSegment, type SegmentSummary } from './audit-segment.ts';
 
 /** What a thread is given: the segments, the key, and the counter (Int32Array over shared memory) of the next one to take. */
 export interface SummariseJob { dir: string; names: string[]; key: Uint8Array | null; next: SharedArrayBuffer }
@@ -15,7 +15,7 @@ const next = new Int32Array(job.next);
 for (let i = Atomics.add(next, 0, 1); i < job.names.length; i = Atomics.add(next, 0, 1)) {
   let summary: SegmentSummary | null | undefined;
   try {
-    summary = summariseSegment(job.key, readFileSync(join(job.dir, job.names[i]!), 'utf8'));
+    summary = summariseSegment(job.key, readFileSync(join(job.dir, job.names[i]!)));
   } catch {
     summary = undefined; // the chain walk reads the file again and reports what is wrong
   }

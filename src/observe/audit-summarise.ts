@@ -1,10 +1,10 @@
 // Segment summaries on worker threads: a year of segments is ~500k records at a few µs each, so the
 // segments are walked on their own in parallel, and the chain walk then only links their ends
-// (audit-walk.ts applySummary) and walks again the few a summary cannot vouch for.
+// (audit-segment.ts applySummary) and walks again the few a summary cannot vouch for.
 import type { Worker } from 'node:worker_threads';
 import { moduleWorker } from '../lib/worker.ts';
 import type { SummariseJob, SummariseReply } from './audit-summarise-worker.ts';
-import type { SegmentSummary } from './audit-walk.ts';
+import type { SegmentSummary } from './audit-segment.ts';
 
 /** Bytes of segments per thread below which starting one costs more than it saves (~10k records). */
 export const BYTES_PER_THREAD = 4 << 20;

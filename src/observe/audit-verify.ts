@@ -10,10 +10,13 @@ import type { SddLayout } from '../store/layout.ts';
 import { listSegments } from './audit.ts';
 import { loadAuditKey } from './audit-key.ts';
 import { summariseInThreads, threadsFor } from './audit-summarise.ts';
-import { applySummary, finishWalk, startWalk, walkSegment, type AuditBreak, type AuditVerifyResult, type ChainWalk, type SegmentSummary } from './audit-walk.ts';
+import { applySummary, walkSegment, type SegmentSummary } from './audit-segment.ts';
+import { finishWalk, startWalk, type AuditBreak, type AuditVerifyResult, type ChainWalk } from './audit-walk.ts';
 
-export { applySummary, finishWalk, startWalk, summariseSegment, walkSegment } from './audit-walk.ts';
-export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk, SegmentSummary } from './audit-walk.ts';
+export { applySummary, summariseSegment, walkSegment } from './audit-segment.ts';
+export type { SegmentSummary } from './audit-segment.ts';
+export { finishWalk, startWalk } from './audit-walk.ts';
+export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk } from './audit-walk.ts';
 
 /** One segment to verify: its file name and text. */
 export interface AuditSegment {
@@ -78,8 +81,8 @@ export async function walkSegmentFiles(dir: string, names: string[], key: Uint8A
   for (const name of names) {
     const s = o.known?.get(name) ?? threaded.get(name);
     if (s && applySummary(w, s)) { clean.set(name, s); continue; }
-    const text = await readFile(join(dir, name), 'utf8');
-    if (text === '') continue;
+    const text = await readFile(join(dir, name));
+    if (text.length === 0) continue;
     const from = { seq: w.seq, hmac: w.hmac, records: w.records, warnings: w.warnings.length };
     walkSegment(key, w, name, text);
     if (w.broken) break;
