@@ -153,6 +153,22 @@ test('one byte changed anywhere in a long writer-shaped segment is found at its 
   }
 });
 
+test('records of every size verify, 20 KB of details included, and a forged one among them is found', () => {
+  let tail: AuditTail = { seq: 0, hmac: '0'.repeat(64) };
+  const lines: string[] = [];
+  for (const size of [0, 100, 7_900, 8_200, 20_000, 10]) {
+    const rec = nextRecord(KEY, tail, { actor: 'op', action: 'task.update', resource_type: 'task', resource_id: null, details: { text: 'x'.repeat(size) } }, '2026-03-01T00:00:00.000Z');
+    tail = rec;
+    lines.push(JSON.stringify(rec));
+  }
+  const [fast, parsed] = bothWalks(KEY, [Buffer.from(`${lines.join('\n')}\n`)]);
+  assert.equal(fast, parsed);
+  assert.equal([fast.broken, fast.records], [undefined, 6]);
+  lines[4] = lines[4]!.replace('xxx', 'xyx');
+  const [forged] = bothWalks(KEY, [Buffer.from(`${lines.join('\n')}\n`)]);
+  assert.equal([forged.broken?.line, forged.broken?.reason], [5, 'hmac mismatch']);
+});
+
 test('a number JSON.parse reads as Infinity is a broken link (hmac mismatch), not a crash of the walk', () => {
   const first = writerLine(1);
   const lines = [first, writerLine(2, undefined, JSON.parse(first) as AuditTail).replace('"version":2', '"version":1e999')];
