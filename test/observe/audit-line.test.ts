@@ -47,6 +47,12 @@ test('a line in the writer\'s shape is matched; any other shape is left to the p
     ['nesting deeper than 32', writerLine(3, JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) as Record<string, unknown>)],
     ['a torn line', good.slice(0, -10)],
   ];
+  // A control byte or a backslash at every offset of a string (the scan reads four bytes at a time).
+  for (let at = 0; at < 12; at++) {
+    for (const c of ['\t', '\u0001', '\u001f', '\\']) {
+      refused.push([`${JSON.stringify(c)} at ${at} of a string`, good.replace('"backend-1"', `"${'backend-1-long'.slice(0, at)}${c}${'backend-1-long'.slice(at)}"`)]);
+    }
+  }
   for (const [why, line] of refused) assert.is(matchLine(Buffer.from(line), 0, m), -1, why);
 });
 
