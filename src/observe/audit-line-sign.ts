@@ -46,7 +46,10 @@ export function lineSigner(key: Uint8Array): LineSigner {
     },
     sign(buf, m) {
       const at = m.at;
-      if (buf.buffer !== arena.buffer || at[2 * HMAC]! - at[0]! > SCRATCH - 128) return null;
+      // The signed text is the unquoted prev, then the line from its '{' to the end of prev plus '}' (canonicalText):
+      // it must fit in the scratch area, or it would overwrite the segment's bytes after it.
+      const length = (at[2 * PREV + 1]! - at[2 * PREV]! - 2) + (at[2 * PREV + 1]! - keyAt(at, SEQ) + 1);
+      if (buf.buffer !== arena.buffer || length > SCRATCH) return null;
       const o = canonicalText(buf, BLOCK, at);
       const view = (views[o] ??= arena.subarray(0, o));
       // A latin1 digest, one char per byte, written back as bytes is cheaper than a Buffer digest (no Buffer per call).
@@ -59,7 +62,8 @@ export function lineSigner(key: Uint8Array): LineSigner {
 const keyAt = (at: Int32Array, f: number) => at[2 * f]! - KEYS[f]!.length;
 
 // prev + RFC 8785 text of the line's record at `o`: the line's runs of `,"key":value` in code unit order of
-// the keys (details and prev are neighbours in both orders). Returns the end.
+// the keys (details and prev are neighbours in both orders), so as long as the line up to prev, plus one.
+// Returns the end.
 function canonicalText(a: Buffer, o: number, at: Int32Array): number {
   const run = (s: number, e: number) => { a.copyWithin(o, s, e); o += e - s; };
   run(at[2 * PREV]! + 1, at[2 * PREV + 1]! - 1);

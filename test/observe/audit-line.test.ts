@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import canonicalizeCjs from 'canonicalize';
 import { nextRecord, type AuditTail } from '../../src/observe/audit.ts';
 import { lineMatch, matchLine } from '../../src/observe/audit-line.ts';
-import { walkSegment } from '../../src/observe/audit-segment.ts';
+import { summariseSegment, walkSegment } from '../../src/observe/audit-segment.ts';
 import { startWalk, walkParsed, type ChainWalk } from '../../src/observe/audit-walk.ts';
 import { record, rng, type R } from '../helpers/audit-records.ts';
 
@@ -173,6 +173,20 @@ test('records of every size verify, 20 KB of details included, and a forged one 
   lines[4] = lines[4]!.replace('xxx', 'xyx');
   const [forged] = bothWalks(KEY, [Buffer.from(`${lines.join('\n')}\n`)]);
   assert.equal([forged.broken?.line, forged.broken?.reason], [5, 'hmac mismatch']);
+});
+
+test('a segment whose first record links to a prev of kilobytes is summarised right (its signed text is longer than the scratch area)', () => {
+  let tail: AuditTail = { seq: 41, hmac: 'p'.repeat(4_100) };
+  const lines: string[] = [];
+  for (const size of [10, 3_000, 10]) {
+    const rec = nextRecord(KEY, tail, { actor: 'op', action: 'task.update', resource_type: 'task', resource_id: 't1', details: { text: 'y'.repeat(size) } }, '2026-03-01T00:00:00.000Z');
+    tail = rec;
+    lines.push(JSON.stringify(rec));
+  }
+  const text = `${lines.join('\n')}\n`;
+  const want = { records: 3, firstSeq: 42, firstPrev: 'p'.repeat(4_100), lastSeq: 44, lastHmac: tail.hmac };
+  assert.equal(summariseSegment(KEY, Buffer.from(text)), want);
+  assert.equal(summariseSegment(KEY, text), want);
 });
 
 test('a number JSON.parse reads as Infinity is a broken link (hmac mismatch), not a crash of the walk', () => {
