@@ -1,4 +1,4 @@
-// The audit chain's verdict for `check`, walked with the observe verifier (segments on worker threads
+// The audit chain's verdict for `check`, walked with the observe verifier (segments on several threads
 // when the log is big). Segments unchanged since an earlier check (same size, mtime, ctime and inode,
 // the way git's index trusts a stat) reuse their walk from .sdd/runtime/compliance/audit-verified.json,
 // and only new or changed segments, today's above all, are walked again. `svc audit verify` walks all.

@@ -1,6 +1,6 @@
 // Verification of the audit chain: every segment in filename order, every link, every HMAC (the HMACs
 // only with the key; without it, in a clone, the hash links `seq` and `prev` are all that can be checked).
-// Big logs are walked segment by segment on worker threads first (audit-summarise.ts); the chain walk
+// Big logs are walked segment by segment on several threads first (audit-summarise.ts); the chain walk
 // then links the segments' ends and walks again only those a summary cannot vouch for, so the verdict,
 // the first broken link and the warnings are the ones a walk on one thread gives.
 import { readFileSync } from 'node:fs';
