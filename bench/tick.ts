@@ -13,7 +13,7 @@ import { silentLogger } from '../src/lib/log.ts';
 import { createAuditLog } from '../src/observe/index.ts';
 import { createMetrics, createServer, openSse } from '../src/server/index.ts';
 import { createCommitter, createGit, createRecordStore, sddLayout, stableStringify, ulidIds } from '../src/store/index.ts';
-import { newTask, reportProgress, TaskService } from '../src/tasks/index.ts';
+import { newTask, openTasks } from '../src/tasks/index.ts';
 import { makeRepo } from '../test/helpers/repo.ts';
 
 const OPEN = Number(process.env.BENCH_OPEN ?? 10_000);
@@ -50,8 +50,7 @@ const committer = createCommitter({ layout, git, log, clock, intervalMs: 250, gc
 await ensureTenants(layout);
 const audit = createAuditLog({ layout, clock, log, onAppend: (abs) => committer.touch(abs) });
 const store = createRecordStore({ layout, committer, log, audit });
-const svc = new TaskService({ layout, store, clock, ids, log, tenants: createTenantGate({ layout, log, defaultMax: 1_000_000 }), config });
-const loaded = await svc.load();
+const { tasks: svc, loaded } = await openTasks({ layout, store, clock, ids, log, tenants: createTenantGate({ layout, log, defaultMax: 1_000_000 }), config });
 const seedS = (performance.now() - seedStart) / 1000;
 
 const orch = createOrchestrator({ root: repo.dir, layout, git, store, svc, clock, log, config, env: process.env });
@@ -70,9 +69,9 @@ const dispatchMs = performance.now() - t0;
 const sessions = orch.sessions();
 if (sessions.filter((s) => s.status === 'running').length !== SESSIONS) throw new Error(`expected ${SESSIONS} running sessions, got ${sessions.length}`);
 for (const s of sessions) {
-  for (let i = 0; i < 5; i++) await reportProgress(svc, s.task_id, { files_changed: i, tests_passing: 1, errors: 0 }, { actor: 'bench', tenant: 'default' });
+  for (let i = 0; i < 5; i++) await svc.reportProgress(s.task_id, { files_changed: i, tests_passing: 1, errors: 0 }, { actor: 'bench', tenant: 'default' });
 }
-const openCount = svc.board.byStatus('open').length;
+const openCount = svc.list({ status: 'open' }).length;
 
 const ticks: number[] = [];
 for (let i = 0; i < TICKS + 10; i++) {
@@ -83,7 +82,7 @@ for (let i = 0; i < TICKS + 10; i++) {
 const scans: number[] = [];
 for (let i = 0; i < TICKS; i++) {
   const a = performance.now();
-  fairQueues(svc.board.byStatus('open'), null);
+  fairQueues(svc.list({ status: 'open' }), null);
   scans.push(performance.now() - a);
 }
 

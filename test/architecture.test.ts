@@ -17,4 +17,14 @@ test('ARCHITECTURE.md names every source file, and only files that exist', () =>
   assert.equal(stale, [], `remove lines for files that no longer exist: ${stale.join(', ')}`);
 });
 
+test('the task board is reached only through src/tasks/index.ts (the narrow Tasks interface)', () => {
+  const inside = join(PROJECT, 'src', 'tasks');
+  const reaching = files(join(PROJECT, 'src')).filter((f) => !f.startsWith(inside + '/'))
+    .filter((f) => /from '(\.\.\/)+tasks\/(?!index\.ts')[^']+'/.test(readFileSync(f, 'utf8')))
+    .map((f) => f.slice(PROJECT.length + 1));
+  assert.equal(reaching, [], `import these from '../tasks/index.ts': ${reaching.join(', ')}`);
+  const door = readFileSync(join(inside, 'index.ts'), 'utf8');
+  assert.not.match(door, /\b(TaskService|Board)\b/, 'index.ts hands out the service or the board');
+});
+
 test.run();

@@ -153,7 +153,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // --- end webhooks ---
   // --- mcp: tools over the task routes above (their access and task scope), progress told to the board feed ---
   const mcp = createMcp({
-    svc: domain.service, routes, version: VERSION, log: log.withTag('mcp'), clock, newId: () => randomUUID(), publicUrl: config.auth.sso.public_url,
+    tasks, routes, version: VERSION, log: log.withTag('mcp'), clock, newId: () => randomUUID(), publicUrl: config.auth.sso.public_url,
     onProgress: (t, p) => observe.progressed(t.id, t.tenant, { percent: p.percent ?? null, message: p.message ?? null, ts: clock.iso() }),
   });
   routes.push(...mcp.routes);

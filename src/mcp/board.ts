@@ -1,13 +1,10 @@
-// The MCP layer's only door to the task board: every call into src/tasks is in this file, so a change of
-// that interface (the narrow `Tasks` of src/tasks/index.ts) is an edit here alone. Reads whose logic the
+// The MCP layer's only door to the task board: every call into src/tasks is in this file, and it goes through
+// the narrow `Tasks` of src/tasks/index.ts (a change of that interface is an edit here alone). Reads whose logic the
 // tasks domain keeps inside its route records (search, graph, gate report) run those records' handlers.
 import type { IncomingMessage } from 'node:http';
 import type { Route, RouteContext } from '../lib/route.ts';
 import type { Principal } from '../lib/route.ts';
-import {
-  claimNext, completeTask, finish, reportProgress, selfCreate,
-  type Actor, type SearchQuery, type Task, type TaskCounts, type TaskProgressRequest, type TaskSelfCreate, type TaskService,
-} from '../tasks/index.ts';
+import type { Actor, SearchQuery, Task, TaskCounts, TaskProgressRequest, TaskSelfCreate, Tasks } from '../tasks/index.ts';
 
 export type { Actor, Task } from '../tasks/index.ts';
 /** The API shapes the tool schemas are built from (one schema per shape). */
@@ -26,7 +23,6 @@ export interface Caller {
 export interface McpBoard {
   /** Access level and task scope of an API operation (the tool or resource mirrors it). */
   operation(operationId: string): Pick<Route, 'access' | 'taskScope'>;
-  /** The caller of one HTTP request: its tenant from X-Tenant-ID or ?tenant= (403/404 as the API). */
   /** The caller of one /mcp request: its credential and who acts (resolved by the server pipeline). */
   caller(principal: Principal, who: Actor): Caller;
   next(role: string, opts: { wait_s?: number; claimed_by_session?: string }, c: Caller, signal?: AbortSignal): Promise<Task>;
@@ -49,16 +45,16 @@ export interface McpBoard {
 }
 
 export interface BoardDeps {
-  svc: TaskService;
+  tasks: Tasks;
   /** The server's mounted routes (access and task scope of each operation; the read handlers). */
   routes: readonly Route[];
   /** Told about every progress report, as the API's progress route tells the board feed. */
   onProgress?: (task: Task, body: TaskProgressRequest) => void;
 }
 
-/** The door over the server's TaskService and route records. */
+/** The door over the server's `Tasks` and route records. */
 export function createBoard(deps: BoardDeps): McpBoard {
-  const { svc } = deps;
+  const { tasks } = deps;
   const byOp = new Map(deps.routes.map((r) => [r.operationId, r]));
   const route = (op: string): Route => {
     const r = byOp.get(op);
@@ -74,23 +70,23 @@ export function createBoard(deps: BoardDeps): McpBoard {
   return {
     operation: (op) => { const r = route(op); return { access: r.access, ...(r.taskScope ? { taskScope: r.taskScope } : {}) }; },
     caller: (principal, who) => ({ principal, who }),
-    next: (role, opts, c, signal) => claimNext(svc, role, opts, c.who, signal),
-    get: (id, c) => svc.visible(id, c.who.tenant),
-    tasks: (c, parentId) => (parentId === undefined ? svc.board.ofTenant(c.who.tenant) : svc.board.children(svc.visible(parentId, c.who.tenant).id)),
+    next: (role, opts, c, signal) => tasks.next(role, opts, c.who, signal),
+    get: (id, c) => tasks.visible(id, c.who.tenant),
+    tasks: (c, parentId) => (parentId === undefined ? tasks.list({ tenant: c.who.tenant }) : tasks.list({ parent: tasks.visible(parentId, c.who.tenant).id })),
     search: (query, c) => read('search_tasks', c, {}, query) as never,
     progress: async (id, body, c) => {
-      const task = await reportProgress(svc, id, body, c.who);
+      const task = await tasks.reportProgress(id, body, c.who);
       deps.onProgress?.(task, body);
       return task;
     },
-    complete: (id, body, c) => completeTask(svc, id, body, c.who),
-    fail: (id, reason, c) => finish(svc, id, 'fail', { reason }, c.who),
-    release: (id, reason, c) => svc.apply(id, 'release', { reason }, c.who),
-    subtask: (body, c) => selfCreate(svc, body, c.who),
-    park: (id, subtaskCount, c) => svc.apply(id, 'wait', subtaskCount === undefined ? {} : { subtask_count: subtaskCount }, c.who),
+    complete: (id, body, c) => tasks.complete(id, body, c.who),
+    fail: (id, reason, c) => tasks.apply(id, 'fail', { reason }, c.who),
+    release: (id, reason, c) => tasks.apply(id, 'release', { reason }, c.who),
+    subtask: (body, c) => tasks.createSubtask(body, c.who),
+    park: (id, subtaskCount, c) => tasks.apply(id, 'wait', subtaskCount === undefined ? {} : { subtask_count: subtaskCount }, c.who),
     graph: (c, taskId) => (taskId === undefined ? read('task_graph', c, {}, {}) : read('task_graph_neighbors', c, { task_id: taskId }, {})),
-    counts: (c) => svc.board.counts(c.who.tenant),
+    counts: (c) => tasks.counts(c.who.tenant),
     gates: (id, c) => read('get_gate_report', c, { task_id: id }, {}),
-    onChange: (fn) => svc.onChange(fn),
+    onChange: (fn) => tasks.onChange(fn),
   };
 }

@@ -4,7 +4,7 @@ import type { Actor } from '../lib/route.ts';
 import type { NextOptions } from './claims.ts';
 import type { TaskOp } from './machine.ts';
 import type { ProgressReport } from './progress.ts';
-import type { Task, TaskCounts, TaskCreate, TaskStatus } from './schema.ts';
+import type { Task, TaskCounts, TaskCreate, TaskProgressRequest, TaskSelfCreate, TaskStatus } from './schema.ts';
 import type { ApplyOptions, PatchFields } from './service.ts';
 
 /** How a claim by id is made: the session that holds it, compare-and-set, and the orchestrator's fields. */
@@ -23,6 +23,14 @@ export interface TaskFilter {
   status?: TaskStatus | readonly TaskStatus[];
   /** Only open tasks whose dependencies are satisfied (claimable now). */
   ready?: boolean;
+  /** Only the children of this task. */
+  parent?: string;
+}
+
+/** What a worker reports when it completes a task (the completion contract judges it). */
+export interface Completion {
+  result_summary: string;
+  payload?: Record<string, unknown>;
 }
 
 /** A ready task taken off its queue for the orchestrator: claim it, or `release` it to queue it again. */
@@ -39,6 +47,12 @@ export interface Tasks {
   claim(id: string, opts: ClaimOptions, who: Actor): Promise<Task>;
   /** Claim the best open task of a role, waiting up to `wait_s` (NoOpenTask). */
   next(role: string, opts: NextOptions, who: Actor, signal?: AbortSignal): Promise<Task>;
+  /** Complete under the completion contract: done, refused, or failed with a 422 carrying the failed task. */
+  complete(id: string, body: Completion, who: Actor): Promise<Task>;
+  /** Append a progress report (the first one starts a claimed task). */
+  reportProgress(id: string, body: TaskProgressRequest, who: Actor): Promise<Task>;
+  /** Create a subtask under a parent of the caller's tenant, parking the parent when it should split. */
+  createSubtask(input: TaskSelfCreate, who: Actor): Promise<Task>;
   /** Apply one state-machine operation (audit, archive and parent roll-up with it). */
   apply(id: string, op: TaskOp, input: Record<string, unknown>, who: Actor, opts?: ApplyOptions): Promise<Task>;
   /** Change role, priority, model, metadata, title or description; no transition. */

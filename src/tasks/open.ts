@@ -12,11 +12,6 @@ export interface TasksDomain {
   routes: { read: Route[]; write: Route[]; drain: Route[] };
   /** Task files loaded at start. */
   loaded: number;
-  /**
-   * The service behind `tasks`, for the MCP tools only: they run the task routes' own functions in-process
-   * (progress, completion, subtasks). Narrowing them to `Tasks` is left to do.
-   */
-  service: TaskService;
   /** Let the cluster refuse claims of cordoned or draining nodes and count fenced writes. */
   installNodeHooks(hooks: NodeHooks): void;
   /** EU AI Act records written for tasks that had none (created before they existed, or a crash between the two). */
@@ -28,5 +23,5 @@ export async function openTasks(deps: TaskDeps): Promise<TasksDomain> {
   const svc = new TaskService(deps);
   const loaded = await svc.load();
   const backfilled = await backfillRiskRecords(svc);
-  return { tasks: svc, service: svc, installNodeHooks: (hooks) => { svc.nodes = hooks; }, routes: { read: taskReadRoutes(svc), write: taskWriteRoutes(svc), drain: drainRoutes(svc) }, loaded, backfilled };
+  return { tasks: svc, installNodeHooks: (hooks) => { svc.nodes = hooks; }, routes: { read: taskReadRoutes(svc), write: taskWriteRoutes(svc), drain: drainRoutes(svc) }, loaded, backfilled };
 }

@@ -10,16 +10,17 @@ import { isValidId } from '../store/ids.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { Actor } from '../lib/route.ts';
 import { VersionConflict as RecordVersionConflict, type Effects, type RecordStore } from '../store/types.ts';
-import type { ClaimOptions, Reservation, TaskFilter, Tasks } from './api.ts';
+import type { ClaimOptions, Completion, Reservation, TaskFilter, Tasks } from './api.ts';
 import { Board } from './board.ts';
 import { claimNext, claimOne, type NextOptions } from './claims.ts';
-import { createTask } from './create.ts';
+import { createTask, selfCreate } from './create.ts';
+import { completeTask } from './lifecycle.ts';
 import { noteFor, changeNote } from './notes.ts';
-import { readProgress } from './progress.ts';
+import { readProgress, reportProgress } from './progress.ts';
 import { Draining, TaskNotFound, TaskReassigned, VersionConflict } from './errors.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
-import { toArchiveRecord, type Task, type TaskCreate } from './schema.ts';
+import { toArchiveRecord, type Task, type TaskCreate, type TaskProgressRequest, type TaskSelfCreate } from './schema.ts';
 import type { TenantGate } from '../auth/index.ts';
 
 /** What the audit log is told about a change to a task. */
@@ -247,6 +248,9 @@ export class TaskService implements Tasks {
   create(input: TaskCreate, who: Actor): Promise<Task> { return createTask(this, input, who); }
   claim(id: string, opts: ClaimOptions, who: Actor): Promise<Task> { return claimOne(this, id, opts, who); }
   next(role: string, opts: NextOptions, who: Actor, signal?: AbortSignal): Promise<Task> { return claimNext(this, role, opts, who, signal); }
+  complete(id: string, body: Completion, who: Actor): Promise<Task> { return completeTask(this, id, body, who); }
+  reportProgress(id: string, body: TaskProgressRequest, who: Actor): Promise<Task> { return reportProgress(this, id, body, who); }
+  createSubtask(input: TaskSelfCreate, who: Actor): Promise<Task> { return selfCreate(this, input, who); }
   get(id: string): Task | undefined { return this.board.get(id); }
   counts(tenant?: string) { return this.board.counts(tenant); }
   progress(id: string, who: Actor) { return readProgress(this, id, who); }
@@ -254,7 +258,9 @@ export class TaskService implements Tasks {
   get size(): number { return this.board.size; }
   list(f: TaskFilter = {}): Task[] {
     const statuses = f.ready ? ['open' as const] : f.status === undefined ? undefined : typeof f.status === 'string' ? [f.status] : f.status;
-    const from = statuses ? statuses.flatMap((s) => this.board.byStatus(s)) : f.tenant !== undefined ? this.board.ofTenant(f.tenant) : this.board.all();
+    // The narrowest index first: a parent's children, a status's tasks, a tenant's; the rest filtered.
+    const from = f.parent !== undefined ? this.board.children(f.parent).filter((t) => !statuses || statuses.includes(t.status))
+      : statuses ? statuses.flatMap((s) => this.board.byStatus(s)) : f.tenant !== undefined ? this.board.ofTenant(f.tenant) : this.board.all();
     return from.filter((t) => (f.tenant === undefined || t.tenant === f.tenant) && (!f.ready || this.board.depsSatisfied(t)));
   }
   reserveNext(role: string, tenant: string): Reservation | undefined {

@@ -9,8 +9,8 @@ import { systemClock } from '../../src/lib/clock.ts';
 import { silentLogger } from '../../src/lib/log.ts';
 import { createAuditLog } from '../../src/observe/index.ts';
 import { openSse } from '../../src/server/index.ts';
-import { createCommitter, createGit, createRecordStore, sddLayout, ulidIds, type SddLayout } from '../../src/store/index.ts';
-import { TaskService, taskReadRoutes, taskWriteRoutes, TASK_SCHEMAS, type Task } from '../../src/tasks/index.ts';
+import { createCommitter, createGit, createRecordStore, sddLayout, ulidIds, type RecordStore, type SddLayout } from '../../src/store/index.ts';
+import { openTasks, TASK_SCHEMAS, type Task, type Tasks } from '../../src/tasks/index.ts';
 import { PROJECT } from '../helpers/server.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 import { ADMIN, startServer, type Harness } from '../server/harness.ts';
@@ -22,7 +22,8 @@ export interface AgentsHarness {
   repo: TempRepo;
   layout: SddLayout;
   config: Config;
-  svc: TaskService;
+  svc: Tasks;
+  store: RecordStore;
   orch: Orchestrator;
   server: Harness;
   followers: LogFollowers;
@@ -56,14 +57,15 @@ export async function startAgents(opts: { config?: (c: Config) => void; env?: Re
   await ensureTenants(layout);
   const audit = createAuditLog({ layout, clock, log, onAppend: (abs) => committer.touch(abs) });
   const store = createRecordStore({ layout, committer, log, audit });
-  const svc = new TaskService({ layout, store, clock, ids: ulidIds(), log, tenants: createTenantGate({ layout, log, defaultMax: 1000 }), config });
+  const domain = await openTasks({ layout, store, clock, ids: ulidIds(), log, tenants: createTenantGate({ layout, log, defaultMax: 1000 }), config });
+  const svc = domain.tasks;
   let orch!: Orchestrator;
   const followers = new LogFollowers();
   const lazy: Pick<Orchestrator, 'sessions' | 'requestTick' | 'baseBranch'> = {
     sessions: () => orch.sessions(), requestTick: () => orch.requestTick(), baseBranch: () => orch.baseBranch(),
   };
   const routes = [
-    ...taskReadRoutes(svc), ...taskWriteRoutes(svc),
+    ...domain.routes.read, ...domain.routes.write,
     ...agentRoutes({ svc, layout, store, orchestrator: lazy, openSse, followers, pingMs: 200 }),
     ...partialMergeRoutes({ svc, git, layout, clock, baseBranch: lazy.baseBranch, sessions: () => orch.sessions() }),
   ];
@@ -84,13 +86,13 @@ export async function startAgents(opts: { config?: (c: Config) => void; env?: Re
   };
   const step = async () => { await orch.tick(); await orch.whenIdle(); };
   return {
-    repo, layout, config, svc, orch, server, followers, api, step,
+    repo, layout, config, svc, store, orch, server, followers, api, step,
     async create(title, fake = [], extra = {}) {
       const r = await api('POST', '/tasks', { title, description: fake.map((l) => `FAKE: ${l}`).join('\n'), ...extra });
       if (r.status !== 201) throw new Error(`create ${title}: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body as Task;
     },
-    task: (id) => svc.board.get(id)!,
+    task: (id) => svc.get(id)!,
     async until(done, ms = 15_000, what = 'condition') {
       const deadline = Date.now() + ms;
       while (!done()) {

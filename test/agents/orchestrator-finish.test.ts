@@ -27,7 +27,7 @@ T('passing gates: the branch is merged into main, the task closed, the report st
   assert.equal(refs('refs/heads/agent/'), [], 'merged branch deleted');
   assert.equal(refs('refs/sdd/graveyard/'), [], 'nothing unmerged');
   assert.is(h.repo.git('worktree', 'list').split('\n').length, 1);
-  const runs = await h.svc.deps.store.readJsonl<{ outcome: string; gates_passed: boolean }>(h.layout.metricsRuns);
+  const runs = await h.store.readJsonl<{ outcome: string; gates_passed: boolean }>(h.layout.metricsRuns);
   assert.equal(runs.map((r) => [r.outcome, r.gates_passed]), [['succeeded', true]]);
   const tokens = (await listTokens(h.layout)).filter((x) => x.task_id === t.id);
   assert.is(tokens.length, 1, 'one task-scoped agent token was issued');

@@ -28,7 +28,7 @@ T('never more than max_agents run at once, at most batch_size start per tick', a
   await h.step();
   await h.step();
   assert.is(running().length, 2, 'bounded by max_agents');
-  assert.is(h.svc.board.byStatus('open').length, 2);
+  assert.is(h.svc.list({ status: 'open' }).length, 2);
   for (const s of running()) {
     assert.ok(s.pid && isAlive(s.pid), 'a real process');
     assert.match(s.session_id, /^backend-[0-9a-f]{8}$/);
@@ -63,7 +63,7 @@ T('a kill request stops a hanging agent within one tick and blocks its task (kil
   await h.step();
   assert.is(h.task(t.id).status, 'in_progress', 'unblock makes it dispatchable again');
   assert.match(sessionLog(h.layout, s.session_id), /before-hang 2/);
-  const runs = await h.svc.deps.store.readJsonl<{ outcome: string }>(h.layout.metricsRuns);
+  const runs = await h.store.readJsonl<{ outcome: string }>(h.layout.metricsRuns);
   assert.equal(runs.map((x) => x.outcome), ['killed']);
 });
 
@@ -86,7 +86,7 @@ T('an agent that crashes is retried, then the task fails with agent_exit', async
   assert.match(done.failure!.reason, /exited with code 3; retries exhausted/);
   assert.is(done.claim_count, 2, 'ran twice');
   assert.equal(h.orch.sessions(), []);
-  const runs = await h.svc.deps.store.readJsonl<{ outcome: string }>(h.layout.metricsRuns);
+  const runs = await h.store.readJsonl<{ outcome: string }>(h.layout.metricsRuns);
   assert.equal(runs.map((x) => x.outcome), ['released', 'failed']);
   assert.is(h.repo.git('worktree', 'list').split('\n').length, 1, 'no worktree left');
 });

@@ -71,4 +71,22 @@ T('refusals are codes; a reservation is claimed or released back to its queue; l
   assert.is(tasks.size, 2);
 });
 
+T('what the MCP tools do through Tasks: subtasks park their parent, list by parent, progress starts a claim, complete judges the report', async () => {
+  const parent = await tasks.create({ title: 'parent', role: 'be' } as never, alice);
+  await tasks.claim(parent.id, { claimed_by_session: 's1' }, alice);
+  const child = await tasks.createSubtask({ title: 'child', role: 'qa', parent_task_id: parent.id } as never, alice);
+  assert.is(tasks.get(parent.id)?.status, 'waiting_for_subtasks', 'the parent waits for its subtask');
+  assert.equal(tasks.list({ parent: parent.id }).map((t) => t.id), [child.id]);
+  assert.equal(tasks.list({ parent: parent.id, status: 'done' }), []);
+  assert.equal(tasks.list({ parent: parent.id, tenant: 'other' }), []);
+  await tasks.claim(child.id, { claimed_by_session: 's2' }, alice);
+  const started = await tasks.reportProgress(child.id, { message: 'half way', percent: 50 } as never, alice);
+  assert.is(started.status, 'in_progress', 'the first report starts the claimed task');
+  assert.equal((await tasks.progress(child.id, alice)).entries.map((e) => e.message), ['half way']);
+  const empty = await tasks.complete(child.id, { result_summary: '  ' }, alice).catch((e: unknown) => e as { status: number });
+  assert.is(empty.status, 422, 'an empty summary is refused');
+  assert.is(tasks.get(child.id)?.status, 'failed', 'and fails the task it held');
+  assert.is(tasks.get(parent.id)?.status, 'blocked', 'the parent rolls up with the failure');
+});
+
 T.run();
