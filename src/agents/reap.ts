@@ -1,6 +1,8 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { isValidId } from '../store/ids.ts';
 import { exitFilePath, isAlive, killGroup, readExitCode, reconcileWorktrees } from '../runner/index.ts';
+import type { SddLayout } from '../store/layout.ts';
+import { nodeHeldTask } from './remote.ts';
 import { loadSessionRecords, saveSession, type AgentContext, type Session } from './sessions.ts';
 
 // The agent's own exit code: our child's wrapper reports it; an adopted one left it in its exit file.
@@ -36,8 +38,8 @@ export async function actOnKills(ctx: AgentContext): Promise<string[]> {
     if (!name.endsWith('.kill')) continue;
     const sid = name.slice(0, -5);
     const s = isValidId(sid) ? ctx.sessions.get(sid) : undefined;
-    // Left for a later tick while gates or a merge run for the session.
-    if (s?.busy) continue;
+    // Left for a later tick while gates or a merge run for the session; a node's agent: for that node (its heartbeat answer).
+    if (s?.busy || (!s && isValidId(sid) && nodeHeldTask(ctx.svc, sid))) continue;
     const killedBy = requester(await readFile(`${ctx.layout.signalsDir}/${name}`, 'utf8').catch(() => ''));
     await rm(`${ctx.layout.signalsDir}/${name}`, { force: true });
     if (!s || s.rec.status !== 'running' || s.rec.pid === null) {
@@ -51,6 +53,13 @@ export async function actOnKills(ctx: AgentContext): Promise<string[]> {
     killed.push(sid);
   }
   return killed;
+}
+
+/** Who asked to kill session `sid` (its kill file), or null when nobody did; cluster nodes learn it from their heartbeat. */
+export async function killRequester(layout: Pick<SddLayout, 'kill'>, sid: string): Promise<string | null> {
+  if (!isValidId(sid)) return null;
+  const text = await readFile(layout.kill(sid), 'utf8').catch(() => null);
+  return text === null ? null : requester(text);
 }
 
 // Who wrote the kill file: `{"requested_by": …}` from POST /agents/{sid}/kill; a file made by hand names nobody.

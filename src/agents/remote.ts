@@ -13,6 +13,11 @@ export function remoteAction(task: Pick<Task, 'status' | 'node_id' | 'claimed_by
   return branchPushed ? 'adopt' : 'block';
 }
 
+/** The claimed or in-progress task a cluster node holds for session `sid`, or undefined (its agent runs on that node). */
+export function nodeHeldTask(svc: Pick<AgentContext['svc'], 'list'>, sid: string): Task | undefined {
+  return svc.list({ status: ['claimed', 'in_progress'] }).find((t) => t.claimed_by_session === sid && !!t.node_id);
+}
+
 /**
  * Done tasks that workers finished: the branch they pushed to /repo.git gets a worktree and a session
  * record here, and the tick then runs gates and the merge exactly as for a local agent's session.

@@ -11,6 +11,7 @@ import { streamJson } from '../lib/json-stream.ts';
 import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX, LogFollowers, logResponseJson, openLogWindow, streamStart } from '../runner/index.ts';
 import type { Orchestrator } from './orchestrator.ts';
 import { AgentMetrics, compareRuns, type RunRecord } from './runs.ts';
+import { nodeHeldTask } from './remote.ts';
 import { readOwner, sessionAccess } from './session-owner.ts';
 import { AgentEntry, syntheticEntries, toAgentEntry } from './sessions.ts';
 
@@ -55,7 +56,10 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
     const tenant = ctx.who.tenant;
     if (!isValidId(raw)) throw notFound(`Session '${String(raw).slice(0, 100)}' not found`);
     const held = deps.orchestrator.sessions().find((s) => s.session_id === raw);
-    sessionAccess(held ? { session_id: raw, task_id: held.task_id, tenant: held.tenant } : await readOwner(deps.layout, raw), raw, tenant, ctx.principal);
+    // A cluster node's session: the task it holds for it (the agent runs there; a kill reaches it with its heartbeat).
+    const remote = held ? undefined : nodeHeldTask(deps.svc, raw);
+    const owner = held ? { session_id: raw, task_id: held.task_id, tenant: held.tenant } : remote ? { session_id: raw, task_id: remote.id, tenant: remote.tenant } : await readOwner(deps.layout, raw);
+    sessionAccess(owner, raw, tenant, ctx.principal);
     return raw;
   };
   return [
@@ -92,7 +96,7 @@ export function agentRoutes(deps: AgentRouteDeps): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/agents/:session_id/kill', operationId: 'kill_agent', summary: 'Ask the orchestrator to kill a session\'s agent on its next tick', tags: ['agents'], access: 'operate',
+      method: 'POST', path: '/agents/:session_id/kill', operationId: 'kill_agent', summary: 'Ask the orchestrator to kill a session\'s agent on its next tick (a cluster node\'s agent: on the node\'s next heartbeat)', tags: ['agents'], access: 'operate',
       params: SessionParams, responses: { 200: { description: 'Kill requested', schema: AgentKillResponse } },
       handler: async (ctx) => {
         const sid = await session(ctx);

@@ -20,7 +20,7 @@ export const agentsCommand = command({ name: 'agents', description: 'Agent sessi
 /** `svc kill SID`: ask the orchestrator to stop a session's agent; its task is blocked until someone unblocks it. */
 export const killCommand = command({ name: 'kill', description: 'Stop an agent; its task becomes blocked (svc task unblock ID to retry)' }, { ...SID, ...CONN }, async (c) => {
   const r = await call<{ session_id: string }>(endpoint(c), 'POST', `/agents/${sidOf(c)}/kill`);
-  c.out(c.values.json ? JSON.stringify(r) : `kill requested for ${r.session_id}; the orchestrator stops it on its next tick`);
+  c.out(c.values.json ? JSON.stringify(r) : `kill requested for ${r.session_id}; the orchestrator stops it on its next tick (an agent on a worker: on the worker's next heartbeat)`);
 });
 
 /** `svc logs SID [-f]`: the log of a session as plain text; -f follows it over the live stream. */

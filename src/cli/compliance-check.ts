@@ -1,7 +1,13 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { ArgsDef } from 'citty';
-import { FAIL_ON, FRAMEWORKS, INPUTS, flagOf, isFramework, renderCheck, runCheck, type FailOn, type Framework, type InputName, type InputValue } from '../compliance/index.ts';
-import { sddLayout, type SddLayout } from '../store/index.ts';
+// The compliance modules a check runs, not compliance/index.ts (exports, inventories, assess): see check.ts.
+import { isFramework } from '../compliance/catalogue.ts';
+import { runCheck } from '../compliance/check.ts';
+import { FAIL_ON, type FailOn } from '../compliance/evaluate.ts';
+import { INPUTS, flagOf, type InputName, type InputValue } from '../compliance/inputs.ts';
+import { FRAMEWORKS, type Framework } from '../compliance/policy.ts';
+import { renderCheck } from '../compliance/render.ts';
+import { sddLayout, type SddLayout } from '../store/layout.ts';
 import { CliError, UsageError, intArg } from './args.ts';
 import { command, type RunContext } from './command.ts';
 import { checkWorkTree } from './workspace.ts';

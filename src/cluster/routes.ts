@@ -29,10 +29,10 @@ export function nodeRoutes(svc: ClusterService): Route[] {
       handler: async (ctx) => reply(201, await svc.register(ctx.body ?? {}, ctx.principal)),
     }),
     defineRoute({
-      method: 'POST', path: '/cluster/nodes/:id/heartbeat', operationId: 'node_heartbeat', summary: 'Report free slots and active agents; brings an offline node back',
+      method: 'POST', path: '/cluster/nodes/:id/heartbeat', operationId: 'node_heartbeat', summary: 'Report free slots and active agents; brings an offline node back; the answer lists agents to kill',
       tags: ['cluster'], access: 'task', nodeScope: 'node:heartbeat', params: S.NodeIdParams, body: S.HeartbeatRequest,
-      responses: { ...ok('The node', S.ClusterNode), ...AUTH, 404: E('Node not registered (evicted): register again') },
-      handler: (ctx) => svc.heartbeat(ctx.params.id, ctx.body, ctx.principal),
+      responses: { ...ok('The node, and kill requests for its agents', S.HeartbeatResponse), ...AUTH, 404: E('Node not registered (evicted): register again') },
+      handler: async (ctx) => ({ ...(await svc.heartbeat(ctx.params.id, ctx.body, ctx.principal)), kill_sessions: await svc.killRequests(ctx.params.id) }),
     }),
     operatorRoute(svc, 'cordon', 'Cordon a node: it keeps heartbeating and gets no new tasks'),
     operatorRoute(svc, 'uncordon', 'Put a cordoned or draining node back to work'),

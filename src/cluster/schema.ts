@@ -57,6 +57,13 @@ export const HeartbeatRequest = Type.Object({
 }, { $id: 'HeartbeatRequest' });
 export type HeartbeatRequest = Static<typeof HeartbeatRequest>;
 
+export const KillRequest = Type.Object({
+  session_id: Type.String(), requested_by: Type.String({ description: 'Who asked (POST /agents/{session_id}/kill)' }),
+});
+export type KillRequest = Static<typeof KillRequest>;
+/** The heartbeat's answer: the node, and the agents of this node someone asked to kill (the node stops them as the local orchestrator does). */
+export const HeartbeatResponse = Type.Composite([ClusterNode, Type.Object({ kill_sessions: Type.Array(KillRequest) })], { $id: 'HeartbeatResponse' });
+
 export const NodeIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
 export const NodeActionResponse = Type.Object({

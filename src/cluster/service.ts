@@ -6,7 +6,7 @@ import type { Principal } from '../lib/route.ts';
 import type { RecordStore } from '../store/types.ts';
 import type { ClusterMetrics } from './metrics.ts';
 import { claimRefusal, heartbeat, operate, registered, sameNode, staleIds, statusOf, type NodeEntry, type OperatorEvent } from './registry.ts';
-import { NODE_ID, type ClusterNode, type ClusterStatus, type HeartbeatRequest, type NodeRegisterRequest } from './schema.ts';
+import { NODE_ID, type ClusterNode, type ClusterStatus, type HeartbeatRequest, type KillRequest, type NodeRegisterRequest } from './schema.ts';
 import type { ClusterTasks } from './tasks.ts';
 import { NODE_DEFAULT_SCOPES, type NodeTokens } from './tokens.ts';
 import { clusterStatus, loadedEntries, nodeRecord, persistedNode, registryFile } from './view.ts';
@@ -30,6 +30,8 @@ export interface ClusterServiceDeps {
   newId: () => string;
   /** node_timeout_s. */
   nodeTimeoutS: number;
+  /** Who asked to kill session `sid` (its kill file), or null; none when the server runs no agents domain. */
+  killRequested?: (sid: string) => Promise<string | null>;
 }
 
 const DONE_WORD: Record<OperatorEvent, string> = { cordon: 'cordoned', uncordon: 'uncordoned', drain: 'draining' };
@@ -81,6 +83,18 @@ export class ClusterService {
     if (!e.alive) await this.audit(who, 'cluster.node.online', id, { status: statusOf(next) });
     if (JSON.stringify(persistedNode(e)) !== JSON.stringify(persistedNode(next))) await this.persist(`node ${id} capacity`);
     return nodeRecord(next);
+  }
+
+  /** Kill requests for the agents of tasks node `id` holds (sent with its heartbeat answer). */
+  async killRequests(id: string): Promise<KillRequest[]> {
+    const ask = this.deps.killRequested;
+    if (!ask) return [];
+    const out: KillRequest[] = [];
+    for (const t of this.deps.tasks.heldByNode().get(id) ?? []) {
+      const by = t.session ? await ask(t.session) : null;
+      if (by !== null) out.push({ session_id: t.session!, requested_by: by });
+    }
+    return out;
   }
 
   /** Cordon, uncordon or drain (the setting table; 409 for a pair it refuses). */

@@ -39,6 +39,8 @@ export interface ClusterSetupDeps {
   registry?: Registry;
   /** Node ids (12 hex characters); random by default. */
   newId?: () => string;
+  /** Who asked to kill an agent session (the agents domain's kill file), for the heartbeat answer. */
+  killRequested?: (sid: string) => Promise<string | null>;
 }
 
 /** The cluster of one server. */
@@ -66,6 +68,7 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
   service = new ClusterService({
     store: deps.store, file: clusterFiles(deps.layout).nodes, clock: deps.clock, log, audit: deps.audit, metrics, tokens, tasks,
     newId: deps.newId ?? (() => randomBytes(6).toString('hex')), nodeTimeoutS: config.node_timeout_s,
+    ...(deps.killRequested ? { killRequested: deps.killRequested } : {}),
   });
   const loaded = await service.load();
   if (loaded) log.info(`cluster: ${loaded} node(s) in the registry, offline until they heartbeat`);

@@ -9,6 +9,8 @@ export interface HeldTask {
   status: 'claimed' | 'in_progress';
   priority: number;
   claimed_at: string | null;
+  /** The node's agent session on it (claimed_by_session). */
+  session?: string | null;
 }
 
 /** What the cluster reads from and does to the board. */
@@ -29,7 +31,7 @@ export function clusterTasks(svc: Tasks, installHooks: (hooks: NodeHooks) => voi
       for (const t of svc.list({ status: ['claimed', 'in_progress'] })) {
         if (!t.node_id) continue;
         const list = out.get(t.node_id) ?? [];
-        list.push({ id: t.id, status: t.status as HeldTask['status'], priority: t.priority, claimed_at: t.claimed_at });
+        list.push({ id: t.id, status: t.status as HeldTask['status'], priority: t.priority, claimed_at: t.claimed_at, session: t.claimed_by_session ?? null });
         out.set(t.node_id, list);
       }
       return out;

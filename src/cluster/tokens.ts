@@ -14,7 +14,8 @@ export const NODE_DEFAULT_SCOPES: readonly NodeScope[] = ['node:register', 'node
 const INVALID = 'Invalid or expired token';
 /** Verified tokens kept (oldest dropped first): a few per node of a large cluster. */
 const VERIFIED_CACHE = 4096;
-type Claims = { sub: string; jti: string; iat: number; exp: number; scopes: NodeScope[] };
+// iat_ms: when it was issued to the millisecond, so a revocation by node spares tokens issued after it in the same second.
+type Claims = { sub: string; jti: string; iat: number; iat_ms?: number; exp: number; scopes: NodeScope[] };
 const REVOKED = 'Token has been revoked';
 
 /** A token just issued. */
@@ -90,10 +91,12 @@ export function createNodeTokens(deps: NodeTokenDeps): NodeTokens {
   }
 
   async function verify(token: string): Promise<Principal> {
-    const { sub, jti, iat, exp, scopes } = await claimsOf(token);
+    const { sub, jti, iat, iat_ms, exp, scopes } = await claimsOf(token);
     if (exp * 1000 <= deps.clock.now()) throw unauthorized(INVALID);
     const nodeCut = revokedNodes.get(sub);
-    if (revokedJti.has(jti) || (nodeCut !== undefined && iat <= nodeCut)) throw unauthorized(REVOKED);
+    // Without iat_ms (a token signed elsewhere), one issued in the second of the cut counts as before it.
+    const issuedMs = typeof iat_ms === 'number' ? iat_ms : iat * 1000;
+    if (revokedJti.has(jti) || (nodeCut !== undefined && issuedMs <= nodeCut)) throw unauthorized(REVOKED);
     return { kind: 'node', role: 'agent', tenant: null, actor: `node:${sub}`, nodeId: sub, scopes };
   }
 
@@ -104,14 +107,15 @@ export function createNodeTokens(deps: NodeTokenDeps): NodeTokens {
       return verified.has(token) || looksLikeNodeToken(token) ? verify(token) : undefined;
     },
     async issue(nodeId, scopes, hours = deps.expiryHours) {
-      const iat = nowS();
+      const iatMs = deps.clock.now();
+      const iat = Math.floor(iatMs / 1000);
       const exp = iat + Math.max(1, Math.round(hours * 3600));
       const jti = deps.newJti();
-      const token = await new SignJWT({ user_id: nodeId, scopes: [...scopes] }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      const token = await new SignJWT({ user_id: nodeId, scopes: [...scopes], iat_ms: iatMs }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(nodeId).setIssuedAt(iat).setExpirationTime(exp).setJti(jti).sign(key);
       return { token, jti, exp };
     },
     revokeJti(jti) { revokedJti.add(jti); },
-    revokeNode(nodeId) { revokedNodes.set(nodeId, nowS()); },
+    revokeNode(nodeId) { revokedNodes.set(nodeId, deps.clock.now()); },
   };
 }

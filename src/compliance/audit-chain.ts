@@ -1,11 +1,14 @@
-// The audit chain's verdict for `check`, walked with the observe verifier (segments on worker threads
+// The audit chain's verdict for `check`, walked with the observe verifier (segments on several threads
 // when the log is big). Segments unchanged since an earlier check (same size, mtime, ctime and inode,
 // the way git's index trusts a stat) reuse their walk from .sdd/runtime/compliance/audit-verified.json,
 // and only new or changed segments, today's above all, are walked again. `svc audit verify` walks all.
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { finishWalk, listSegments, loadAuditKey, walkSegmentFiles, type AuditVerifyResult, type SegmentSummary } from '../observe/index.ts';
-import type { SddLayout } from '../store/index.ts';
+// The audit modules themselves, not observe/index.ts (see gather.ts).
+import { listSegments } from '../observe/audit.ts';
+import { loadAuditKey } from '../observe/audit-key.ts';
+import { finishWalk, walkSegmentFiles, type AuditVerifyResult, type SegmentSummary } from '../observe/audit-verify.ts';
+import type { SddLayout } from '../store/layout.ts';
 
 type FileId = { size: number; mtime: number; ctime: number; ino: number };
 type Entry = FileId & SegmentSummary;

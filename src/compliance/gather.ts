@@ -3,9 +3,14 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { listTokens, tokenState } from '../auth/index.ts';
-import { AuditKeyError, formatAuditBreak, listSegments } from '../observe/index.ts';
-import { createGit, STATE_REF, type SddLayout } from '../store/index.ts';
+// The modules themselves, not the domains' index.ts: a check is a new process, and the indexes load the
+// server side too (routes, metrics, isomorphic-git), several times what a check runs (bench/README.md).
+import { listTokens, tokenState } from '../auth/tokens.ts';
+import { listSegments } from '../observe/audit.ts';
+import { AuditKeyError } from '../observe/audit-key.ts';
+import { formatAuditBreak } from '../observe/audit-verify.ts';
+import { createGit } from '../store/git-cli.ts';
+import { STATE_REF, type SddLayout } from '../store/layout.ts';
 import { verifyChainCached } from './audit-chain.ts';
 import type { Facts } from './evidence.ts';
 

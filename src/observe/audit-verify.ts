@@ -1,19 +1,23 @@
 // Verification of the audit chain: every segment in filename order, every link, every HMAC (the HMACs
 // only with the key; without it, in a clone, the hash links `seq` and `prev` are all that can be checked).
-// Big logs are walked segment by segment on worker threads first (audit-summarise.ts); the chain walk
+// Big logs are walked segment by segment on several threads first (audit-summarise.ts); the chain walk
 // then links the segments' ends and walks again only those a summary cannot vouch for, so the verdict,
 // the first broken link and the warnings are the ones a walk on one thread gives.
-import { readFile, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { SddLayout } from '../store/layout.ts';
 import { listSegments } from './audit.ts';
 import { loadAuditKey } from './audit-key.ts';
 import { summariseInThreads, threadsFor } from './audit-summarise.ts';
-import { applySummary, finishWalk, startWalk, walkSegment, type AuditBreak, type AuditVerifyResult, type ChainWalk, type SegmentSummary } from './audit-walk.ts';
+import { applySummary, walkSegment, type SegmentSummary } from './audit-segment.ts';
+import { finishWalk, startWalk, type AuditBreak, type AuditVerifyResult, type ChainWalk } from './audit-walk.ts';
 
-export { applySummary, finishWalk, startWalk, summariseSegment, walkSegment } from './audit-walk.ts';
-export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk, SegmentSummary } from './audit-walk.ts';
+export { applySummary, summariseSegment, walkSegment } from './audit-segment.ts';
+export type { SegmentSummary } from './audit-segment.ts';
+export { finishWalk, startWalk } from './audit-walk.ts';
+export type { AuditBreak, AuditBreakReason, AuditVerifyResult, AuditWarning, ChainWalk } from './audit-walk.ts';
 
 /** One segment to verify: its file name and text. */
 export interface AuditSegment {
@@ -25,7 +29,7 @@ export interface AuditSegment {
  * Verify every segment of `.sdd/audit/` (or the `segments` given, e.g. read from refs/sdd/state).
  * `key: null` checks the links only (a clone has no `.sdd/secrets/audit.key`); without `key` the key
  * file is read, and an unusable one throws AuditKeyError when there are records. `threads` overrides
- * how many worker threads walk segments (default: by size, cores and load; 0: none).
+ * how many threads walk segments, this one included (default: by size, cores and load; 0 or 1: this one alone).
  */
 export async function verifyAudit(layout: SddLayout, opts: { key?: Uint8Array | null; segments?: AuditSegment[]; threads?: number } = {}): Promise<AuditVerifyResult> {
   if (opts.segments) return verifyTexts(layout, opts.segments, opts.key);
@@ -58,8 +62,8 @@ export interface SegmentFilesWalk {
 
 /**
  * Walk the segment files `names` of `dir` in order. A segment's summary comes from `known` (remembered
- * by the caller), else from worker threads when the segments to walk are big enough; segments without
- * a usable summary are read and walked here. Stops at the first broken link.
+ * by the caller), else from several threads (this one and workers) when the segments to walk are big
+ * enough; segments without a usable summary are read and walked here. Stops at the first broken link.
  */
 export async function walkSegmentFiles(dir: string, names: string[], key: Uint8Array | null, o: { known?: Map<string, SegmentSummary>; sizes?: number[]; threads?: number } = {}): Promise<SegmentFilesWalk> {
   const todo = names.map((n, i) => (o.known?.has(n) ? -1 : i)).filter((i) => i >= 0);
@@ -69,7 +73,7 @@ export async function walkSegmentFiles(dir: string, names: string[], key: Uint8A
     threads = threadsFor(todo.reduce((t, i) => t + (sizes[i] ?? 0), 0), availableParallelism(), loadavg()[0] ?? 0);
   }
   const threaded = new Map<string, SegmentSummary | null | undefined>();
-  if (threads >= 1 && todo.length > 0) {
+  if (threads >= 2 && todo.length > 0) {
     const got = await summariseInThreads(dir, todo.map((i) => names[i]!), key, threads);
     todo.forEach((i, j) => threaded.set(names[i]!, got[j]));
   }
@@ -78,8 +82,9 @@ export async function walkSegmentFiles(dir: string, names: string[], key: Uint8A
   for (const name of names) {
     const s = o.known?.get(name) ?? threaded.get(name);
     if (s && applySummary(w, s)) { clean.set(name, s); continue; }
-    const text = await readFile(join(dir, name), 'utf8');
-    if (text === '') continue;
+    // One synchronous read per segment: the walk of it is synchronous anyway, and 365 async reads cost more.
+    const text = readFileSync(join(dir, name));
+    if (text.length === 0) continue;
     const from = { seq: w.seq, hmac: w.hmac, records: w.records, warnings: w.warnings.length };
     walkSegment(key, w, name, text);
     if (w.broken) break;

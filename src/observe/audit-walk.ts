@@ -1,7 +1,6 @@
-// The pure walk over the audit chain (no IO): every link, every HMAC (links only without the key), the
-// first broken link named. Also a segment's summary, walked on its own (in a worker thread, or
-// remembered by `compliance check`): when a summary's first record links to where the walk stands, the
-// walk may take the summary for the segment's records, since walking them would end in the same state.
+// The parsing walk over the audit chain (pure): every line through JSON.parse, every link, every HMAC
+// (links only without the key), the first broken link named, unreadable lines (torn writes) linked over.
+// The reference of the fast path on bytes (audit-segment.ts), which hands it every line it does not take.
 import type { AuditRecord } from './audit.ts';
 import { GENESIS_PREV, plainJsonText, recordSigner } from './audit-hash.ts';
 
@@ -52,12 +51,8 @@ export function startWalk(): ChainWalk {
 
 const TORN = 'unreadable line skipped: the chain links over it (torn write from a crash)';
 
-/**
- * Check one segment's text against the walk (pure; mutates `w`). An unreadable line is tolerated
- * when nothing follows it or the next record links to the record before it (it hides no record);
- * any other bad line is the first broken link.
- */
-export function walkSegment(key: Uint8Array | null, w: ChainWalk, file: string, text: string): ChainWalk {
+/** The parsing walk over a segment's text: every line through JSON.parse (the reference the fast path is tested against). */
+export function walkParsed(key: Uint8Array | null, w: ChainWalk, file: string, text: string): ChainWalk {
   const lines = text.split('\n');
   if (text.endsWith('\n') || text === '') lines.pop();
   const sign = key ? signerOf(key) : null;
@@ -67,7 +62,8 @@ export function walkSegment(key: Uint8Array | null, w: ChainWalk, file: string, 
 
 // One signer per key (its pads computed once), not one per segment.
 const signers = new WeakMap<Uint8Array, Sign>();
-function signerOf(key: Uint8Array): Sign {
+/** The record signer of `key`, made once per key. */
+export function signerOf(key: Uint8Array): Sign {
   let s = signers.get(key);
   if (!s) signers.set(key, (s = recordSigner(key)));
   return s;
@@ -86,19 +82,30 @@ function flushPending(w: ChainWalk): void {
   w.pending = [];
 }
 
-type Sign = (rec: object, plain?: boolean) => string;
+/** The HMAC of a parsed record (recordSigner). */
+export type Sign = (rec: object, plain?: boolean) => string;
 
-function checkLine(sign: Sign | null, w: ChainWalk, file: string, line: number, text: string): void {
+/** Check one line's text against the walk (pure; mutates `w`). */
+export function checkLine(sign: Sign | null, w: ChainWalk, file: string, line: number, text: string): void {
   const rec = parseRecord(text);
   if (rec === 'json') { w.pending.push({ file, line }); return; }
   if (rec === 'shape') return fail(w, file, line, null, 'invalid record', 'not an audit record (seq, ts, prev, hmac, details)');
   if (rec.seq !== w.seq + 1) return fail(w, file, line, rec.seq, 'seq gap', `expected seq ${w.seq + 1}, found ${rec.seq}`);
   if (rec.prev !== w.hmac) return fail(w, file, line, rec.seq, 'prev mismatch', `prev does not equal the hmac of seq ${w.seq}`);
   if (w.pending.length > 0) flushPending(w);
-  if (sign && sign(rec, plainJsonText(text)) !== rec.hmac) return fail(w, file, line, rec.seq, 'hmac mismatch', 'record content does not match its hmac');
+  if (sign && signed(sign, rec, text) !== rec.hmac) return fail(w, file, line, rec.seq, 'hmac mismatch', 'record content does not match its hmac');
   w.seq = rec.seq;
   w.hmac = rec.hmac;
   w.records += 1;
+}
+
+// A record with no canonical form (a number JSON.parse reads as Infinity) was never signed by a writer: a mismatch.
+function signed(sign: Sign, rec: AuditRecord, text: string): string | null {
+  try {
+    return sign(rec, plainJsonText(text));
+  } catch {
+    return null;
+  }
 }
 
 function fail(w: ChainWalk, file: string, line: number, seq: number | null, reason: AuditBreakReason, detail: string): void {
@@ -109,7 +116,8 @@ function fail(w: ChainWalk, file: string, line: number, seq: number | null, reas
     : { file, line, seq, reason, detail };
 }
 
-function parseRecord(text: string): AuditRecord | 'json' | 'shape' {
+/** A line parsed as a record, or why it is not one: `json` (unreadable), `shape` (not an audit record). */
+export function parseRecord(text: string): AuditRecord | 'json' | 'shape' {
   let v: unknown;
   try { v = JSON.parse(text); } catch { return 'json'; }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'shape';
@@ -117,45 +125,4 @@ function parseRecord(text: string): AuditRecord | 'json' | 'shape' {
   const ok = Number.isInteger(r.seq) && typeof r.ts === 'string' && typeof r.prev === 'string'
     && typeof r.hmac === 'string' && typeof r.details === 'object' && r.details !== null;
   return ok ? (r as unknown as AuditRecord) : 'shape';
-}
-
-
-/**
- * A segment walked on its own: its first record's seq and prev, its last seq and hmac, its record count.
- * Null when the segment has anything but records that link to each other and carry good HMACs (an
- * unreadable line included): such a segment is walked in the chain, which names what is wrong with it.
- */
-export interface SegmentSummary {
-  records: number;
-  firstSeq: number;
-  firstPrev: string;
-  lastSeq: number;
-  lastHmac: string;
-}
-
-/** Walk one segment's text on its own (pure); null unless every line is a good record linked to the one before. */
-export function summariseSegment(key: Uint8Array | null, text: string): SegmentSummary | null {
-  if (text === '') return { records: 0, firstSeq: 0, firstPrev: GENESIS_PREV, lastSeq: 0, lastHmac: GENESIS_PREV };
-  const nl = text.indexOf('\n');
-  const first = parseRecord(nl < 0 ? text : text.slice(0, nl));
-  if (typeof first !== 'object') return null;
-  const w: ChainWalk = { seq: first.seq - 1, hmac: first.prev, records: 0, pending: [], warnings: [] };
-  walkSegment(key, w, '', text);
-  if (w.broken || w.pending.length > 0 || w.warnings.length > 0) return null;
-  return { records: w.records, firstSeq: first.seq, firstPrev: first.prev, lastSeq: w.seq, lastHmac: w.hmac };
-}
-
-/**
- * Take a summary for its segment's records when its first record links to where the walk stands (and no
- * unreadable line waits to be linked over): the walk ends where walking the segment would have. False
- * (walk unchanged) otherwise: the caller walks the segment's text.
- */
-export function applySummary(w: ChainWalk, s: SegmentSummary): boolean {
-  if (w.broken || w.pending.length > 0) return false;
-  if (s.records === 0) return true;
-  if (s.firstSeq !== w.seq + 1 || s.firstPrev !== w.hmac) return false;
-  w.seq = s.lastSeq;
-  w.hmac = s.lastHmac;
-  w.records += s.records;
-  return true;
 }

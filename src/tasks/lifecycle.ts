@@ -46,11 +46,12 @@ function claimableIfOpen(svc: TaskService, cur: Task): void {
 
 /**
  * The fused cycle of a worker: finish a task (`end`: complete or fail) and, in the same call, claim the
- * next open task of `role` for the session that held it. `next` is null when there is none, the server
+ * next open task of `role` for the session that held it (or `nextSession`: a worker's agent session is
+ * one task's, so it names a new one). `next` is null when there is none, the server
  * is draining, or the claim failed: the finish is acknowledged either way, and the worker asks again.
  */
-export async function finishThenNext(svc: TaskService, id: string, role: string, who: Actor, end: () => Promise<Task>): Promise<{ completed: Task; next: Task | null }> {
-  const session = svc.visible(id, who.tenant).claimed_by_session;
+export async function finishThenNext(svc: TaskService, id: string, role: string, who: Actor, end: () => Promise<Task>, nextSession?: string): Promise<{ completed: Task; next: Task | null }> {
+  const session = nextSession ?? svc.visible(id, who.tenant).claimed_by_session;
   const completed = await end();
   const next = await claimNext(svc, role, session ? { claimed_by_session: session } : {}, who).catch((err: unknown) => {
     if (!hasCode(err, 'no_open_task', 'draining')) svc.deps.log.warn(`next ${role} task after ${id} not claimed: ${(err as Error).message}`);

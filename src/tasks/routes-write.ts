@@ -48,7 +48,7 @@ function finishRoute(svc: TaskService, ctx: RouteContext<S.TaskIdParams, S.Finis
   if (role === undefined) return end(id, who);
   // An agent's token is scoped to its own task: it may finish it, never take another.
   if (ctx.principal.taskId) throw forbidden(`token is scoped to task '${ctx.principal.taskId}': it cannot claim a next task`);
-  return finishThenNext(svc, id, role, who, () => end(id, who));
+  return finishThenNext(svc, id, role, who, () => end(id, who), ctx.query.next_session);
 }
 
 // A POST /tasks/{id}/<verb> that applies one state-machine operation.

@@ -237,9 +237,14 @@ export const ClaimQuery = Type.Object({
   tenant: Type.Optional(Type.String()),
 }, { $id: 'ClaimQuery' });
 export type ClaimQuery = Static<typeof ClaimQuery>;
-/** `?next=<role>` on complete and fail: claim the next open task of that role in the same request. */
+/**
+ * `?next=<role>` on complete and fail: claim the next open task of that role in the same request, for the
+ * finished task's session, or for `next_session` (a worker runs each task in a session of its own).
+ */
 export const FinishQuery = Type.Object({
-  next: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), tenant: Type.Optional(Type.String()),
+  next: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  next_session: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'The session the next task is claimed for (default: the finished task\'s)' })),
+  tenant: Type.Optional(Type.String()),
 }, { $id: 'FinishQuery' });
 export type FinishQuery = Static<typeof FinishQuery>;
 /** The answer of a fused cycle: the finished task and the next one claimed for the same session (null: none). */

@@ -43,6 +43,11 @@ export interface ClaimedTask {
   metadata: Record<string, unknown>;
 }
 
+/** A task as the server answers a claim: what a launch reads and what the session record keeps. */
+export type ServerTask = ClaimedTask & {
+  tenant: string; claim_count: number; max_retries: number; status?: string; claimed_by_session?: string | null; node_id?: string | null;
+};
+
 /** Start the agent of `s` for `task`; throws when it cannot start (the caller releases the task). */
 export async function launchAgent(d: LaunchDeps, s: WorkerSession, task: ClaimedTask): Promise<AgentProcess> {
   const requested = d.adapter ?? (typeof task.metadata.adapter === 'string' ? task.metadata.adapter : null);

@@ -3,6 +3,7 @@
 // heartbeats, and what each answer means.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { Logger } from '../lib/log.ts';
 import type { Answer, ServerClient } from './client.ts';
 import { why } from './client.ts';
 import type { WorkerOptions } from './options.ts';
@@ -22,11 +23,30 @@ export function afterHeartbeat(a: Pick<Answer, 'status'>): 'ok' | 'register' | '
   return 'refused';
 }
 
+/** The agents a heartbeat's answer asks this node to kill (pure; `kill_sessions` of the answer, well-formed entries only). */
+export function killsOf(body: unknown): { session_id: string; requested_by: string }[] {
+  const list = body && typeof body === 'object' ? (body as { kill_sessions?: unknown }).kill_sessions : undefined;
+  if (!Array.isArray(list)) return [];
+  return list.filter((k): k is { session_id: string; requested_by: string } => !!k && typeof k.session_id === 'string' && typeof k.requested_by === 'string');
+}
+
 /** Why the worker must not run against this server, or null (pure; INTERFACE.md Versioning 2). */
 export function versionProblem(server: unknown, mine: string): string | null {
   const v = server && typeof server === 'object' ? (server as { version?: unknown }).version : undefined;
   if (typeof v !== 'string') return 'the server did not say its version (GET / has no version): is it an svc server?';
   return v === mine ? null : `the server runs svc ${v} and this worker svc ${mine}: workers must run the same version as the server`;
+}
+
+/** Wait until the server answers `GET /`; the reason it runs another version, or null (INTERFACE.md Versioning 2). */
+export async function serverVersion(client: ServerClient, mine: string, stop: AbortSignal, sleep: (ms: number) => Promise<void>, log: Logger): Promise<string | null> {
+  for (let warned = false; !stop.aborted;) {
+    const a = await client.call('GET', '/', { timeoutMs: 10_000 });
+    if (a.status === 200) return versionProblem(a.body, mine);
+    if (!warned) log.warn(`cannot reach the server at ${client.server} (${why(a)}); trying again every 5 s`);
+    warned = true;
+    await sleep(5_000);
+  }
+  return null;
 }
 
 /** The registration body: name, a url that makes re-registration by name match, capacity, labels. */

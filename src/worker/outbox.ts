@@ -1,4 +1,4 @@
-// Reports that must reach the server (complete, fail, release): written to `.sdd/runtime/outbox/<sid>.json`
+// Reports that must reach the server (complete, fail, release, block): written to `.sdd/runtime/outbox/<sid>.json`
 // before they are sent, replayed until the server answers. A fenced answer (409: the task is no longer
 // this node's) is final and logged, like every other answer that a retry cannot change.
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +10,8 @@ import type { Answer } from './client.ts';
 export interface Report {
   session_id: string;
   task_id: string;
-  op: 'complete' | 'fail' | 'release';
+  /** block: the agent was killed on request (the task waits for a person, as for a local agent). */
+  op: 'complete' | 'fail' | 'release' | 'block';
   body: Record<string, unknown>;
   /** Push refs/heads/agent/<sid> to the server first (a completion carries the work). */
   push: boolean;

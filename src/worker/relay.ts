@@ -2,7 +2,9 @@
 // same way they report to a server (SERVICE_SERVER_URL). Progress and reads of their own task go on to
 // the server with the node token; complete and fail are kept by the worker, which pushes the branch
 // and reports them itself (through the outbox), so no agent ever holds a server credential.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { ServerClient } from './client.ts';
@@ -29,6 +31,14 @@ export async function startRelay(host: RelayHost, port = 0): Promise<{ url: stri
     url: `http://127.0.0.1:${address}`, port: address,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
+}
+
+/** The relay on the port its last run had (kept in `portFile`), so agents that outlived a worker restart still reach it. */
+export async function startRelayKept(host: RelayHost, portFile: string): Promise<{ url: string; port: number; close(): Promise<void> }> {
+  const relay = await startRelay(host, await readFile(portFile, 'utf8').then((t) => Number(t.trim()) || 0, () => 0));
+  await mkdir(dirname(portFile), { recursive: true, mode: 0o700 });
+  await writeFile(portFile, `${relay.port}\n`, { mode: 0o600 });
+  return relay;
 }
 
 function listen(server: Server, port: number): Promise<void> {

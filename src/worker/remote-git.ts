@@ -32,7 +32,8 @@ const GIT_TRANSIENT = /missing necessary objects|unpacker error|failed to (lock|
 /** Push refs/heads/agent/<sid> (forced: the session's branch is the agent's alone). */
 export async function pushBranch(git: Git, server: string, token: string, branch: string): Promise<PushResult> {
   const ref = `refs/heads/${branch}`;
-  const r = await git.mutate([...TRANSPORT, 'push', '--porcelain', `${server}/repo.git`, `+${ref}:${ref}`], { env: authEnv(token), allowFail: true, timeoutMs: 600_000 });
+  // A push to a URL writes nothing here (no remote-tracking ref): pushes of several sessions run side by side.
+  const r = await git.run([...TRANSPORT, 'push', '--porcelain', `${server}/repo.git`, `+${ref}:${ref}`], { env: authEnv(token), allowFail: true, timeoutMs: 600_000 });
   if (r.code === 0) return { ok: true };
   // `!\t<src>:<dst>\t[remote rejected] (<why>)`: the server's gate answered; another try gets the same answer.
   const rejected = /\[remote rejected\] \((.*)\)/.exec(r.stdout);

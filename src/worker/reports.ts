@@ -5,7 +5,8 @@ import type { Logger } from '../lib/log.ts';
 import { retireSession } from '../runner/index.ts';
 import type { Git } from '../store/git-cli.ts';
 import type { SddLayout } from '../store/layout.ts';
-import { why, type ServerClient } from './client.ts';
+import { why, type Answer, type ServerClient } from './client.ts';
+import type { ServerTask } from './launch.ts';
 import { outcomeOf, type Outbox, type Outcome, type Report } from './outbox.ts';
 import { BASE_BRANCH, pushBranch } from './remote-git.ts';
 import { endReport, type SessionFiles, type WorkerSession } from './sessions.ts';
@@ -32,23 +33,41 @@ export async function queueEnd(d: ReportDeps, s: WorkerSession): Promise<boolean
   return true;
 }
 
-/** Try one report: push, then the call. Returns the outcome; `retry` and `reauth` keep it for later. */
-export async function deliver(d: ReportDeps, r: Report): Promise<Outcome> {
+/** The next claim a complete or fail asks for in the same request (`?next=<role>&next_session=<sid>`). */
+export interface NextAsk {
+  role: string;
+  session: string;
+}
+
+/** What a fused call brought: the next task, none (not asked, or the server claimed nothing), or unknown (no answer). */
+export type NextClaim = ServerTask | null | 'unknown';
+
+/** The next task in a fused call's answer (pure): without an answer (none, 5xx) nobody knows whether it claimed. */
+export function nextOf(a: Pick<Answer, 'status' | 'body'>): NextClaim {
+  if (a.status === 0 || a.status >= 500) return 'unknown';
+  const next = a.status === 200 && a.body && typeof a.body === 'object' ? (a.body as { next?: unknown }).next : null;
+  return next && typeof next === 'object' && typeof (next as ServerTask).id === 'string' ? (next as ServerTask) : null;
+}
+
+/** Try one report: push, then the call (fused with the next claim when `ask` is given). `retry` and `reauth` keep it for later. */
+export async function deliver(d: ReportDeps, r: Report, ask?: NextAsk): Promise<{ outcome: Outcome; next: NextClaim }> {
   if (r.push) {
     const pushed = await pushBranch(d.git, d.server, d.token(), `agent/${r.session_id}`);
-    if (!pushed.ok && !pushed.final) return keep(d, r, `push: ${pushed.why}`, 'retry');
+    if (!pushed.ok && !pushed.final) return { outcome: await keep(d, r, `push: ${pushed.why}`, 'retry'), next: null };
     if (!pushed.ok) {
       d.log.warn(`task ${r.task_id}: the server refused agent/${r.session_id} (${pushed.why}); the report is dropped, the work stays in this clone`);
-      return finalize(d, r, 'fenced');
+      return { outcome: await finalize(d, r, 'fenced'), next: null };
     }
   }
-  const a = await d.client.call('POST', `/tasks/${encodeURIComponent(r.task_id)}/${r.op}`, { body: r.body });
+  const query = ask ? `?next=${encodeURIComponent(ask.role)}&next_session=${encodeURIComponent(ask.session)}` : '';
+  const a = await d.client.call('POST', `/tasks/${encodeURIComponent(r.task_id)}/${r.op}${query}`, { body: r.body });
+  const next = ask ? nextOf(a) : null;
   const outcome = outcomeOf(a);
-  if (outcome === 'retry' || outcome === 'reauth') return keep(d, r, why(a), outcome);
+  if (outcome === 'retry' || outcome === 'reauth') return { outcome: await keep(d, r, why(a), outcome), next };
   if (outcome === 'fenced') d.log.warn(`task ${r.task_id}: ${r.op} fenced, final: ${why(a)}`);
   else if (outcome !== 'delivered') d.log.warn(`task ${r.task_id}: ${r.op} answered ${why(a)}; final`);
   else d.log.info(`task ${r.task_id}: ${r.op} reported (session ${r.session_id})`);
-  return finalize(d, r, outcome);
+  return { outcome: await finalize(d, r, outcome), next };
 }
 
 async function keep(d: ReportDeps, r: Report, error: string, outcome: Outcome): Promise<Outcome> {

@@ -16,7 +16,8 @@ export interface WorkerSession {
   /** Claims of the task so far, this one included (a crash is retried while claims ≤ max_retries). */
   claim_count: number;
   max_retries: number;
-  status: 'starting' | 'running' | 'exited';
+  /** claiming: saved before the claim request (its task not known yet); starting: claimed, agent launching. */
+  status: 'claiming' | 'starting' | 'running' | 'exited' | 'killed';
   pid: number | null;
   exit_code: number | null;
   started_at: string;
@@ -26,21 +27,32 @@ export interface WorkerSession {
   relay_token: string;
   /** What the agent reported through the relay; null until it does. */
   report: { op: 'complete' | 'fail'; body: Record<string, unknown> } | null;
+  /** Who asked for the kill of a `killed` session (POST /agents/{sid}/kill on the server). */
+  killed_by?: string | null;
+}
+
+/** A record saved before a claim request, so a crash between the claim and its record loses no task (pure). */
+export function claimingRecord(sid: string, role: string, at: string, worktree: string): WorkerSession {
+  return {
+    session_id: sid, task_id: '', task_title: '', tenant: '', role, claim_count: 0, max_retries: 0, status: 'claiming', pid: null, exit_code: null,
+    started_at: at, worktree, branch: `agent/${sid}`, relay_token: '', report: null,
+  };
 }
 
 /** The report a session's end makes (pure): the agent's own, else the local orchestrator's rules for an exit. */
 export function endReport(s: WorkerSession, now: string): Omit<Report, 'attempts' | 'last_error'> | null {
+  if (s.status === 'claiming') return null;
   const base = { session_id: s.session_id, task_id: s.task_id, created_at: now };
   if (s.report?.op === 'complete') return { ...base, op: 'complete', body: s.report.body, push: true };
   if (s.report?.op === 'fail') return { ...base, op: 'fail', body: s.report.body, push: false };
   const action = decideSession({
     sid: s.session_id, status: s.status, exitCode: s.exit_code,
     task: { status: 'in_progress', claimed_by_session: s.session_id, retry_count: Math.max(0, s.claim_count - 1), max_retries: s.max_retries },
+    killedBy: s.killed_by ?? null,
   });
   if (action.kind !== 'exit') return null;
-  // A released or failed session's commits stay in this clone's graveyard (retireSession), as on a server.
-  if (action.op === 'release') return { ...base, op: 'release', body: { reason: action.reason }, push: false };
-  return { ...base, op: 'fail', body: { reason: action.reason }, push: false };
+  // A released, failed or killed session's commits stay in this clone's graveyard (retireSession), as on a server.
+  return { ...base, op: action.op, body: { reason: action.reason }, push: false };
 }
 
 /** Session records in one folder. */

@@ -38,7 +38,7 @@ T('complete?next=<role> answers {completed, next}: the best open task of the rol
   assert.equal([last.status, last.body.completed.status, last.body.next], [200, 'done', null], 'none left: next is null');
 });
 
-T('fail?next=<role> fails the task and claims the next; without ?next complete and fail answer the task as before', async () => {
+T('fail?next=<role> fails the task and claims the next; next_session names the next claim\'s session; without ?next complete and fail answer the task as before', async () => {
   const r0 = role();
   const first = await a.claimed({ role: r0 }, 'worker-8');
   const second = await a.create({ role: r0 });
@@ -46,8 +46,11 @@ T('fail?next=<role> fails the task and claims the next; without ?next complete a
   assert.is(r.status, 200, JSON.stringify(r.body));
   assert.equal([r.body.completed.status, r.body.completed.failure.reason], ['failed', 'broken input']);
   assert.equal([r.body.next.id, r.body.next.claimed_by_session], [second.id, 'worker-8']);
-  const plain = await a.verb(second.id, 'complete', { result_summary: 'ok' });
-  assert.equal([plain.status, plain.body.id, plain.body.status], [200, second.id, 'done']);
+  const third = await a.create({ role: r0 });
+  const named = await a.s.api('POST', `/tasks/${second.id}/complete?next=${r0}&next_session=worker-9`, { result_summary: 'ok' });
+  assert.equal([named.body.completed.status, named.body.next.id, named.body.next.claimed_by_session], ['done', third.id, 'worker-9'], 'next_session names the session of the next claim');
+  const plain = await a.verb(third.id, 'complete', { result_summary: 'ok' });
+  assert.equal([plain.status, plain.body.id, plain.body.status], [200, third.id, 'done']);
 });
 
 T('a refused finish claims nothing: the error carries its code and the open task stays open', async () => {

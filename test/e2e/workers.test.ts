@@ -2,7 +2,7 @@
 // the fake agent's work reaches the server's base branch; workers survive a server restart (outbox) and
 // a SIGKILL of their own (sessions found and reported at restart); usage and setup errors come first.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,6 +11,7 @@ import { runCli, startServer, type RunningServer } from '../helpers/server.ts';
 import { cloneForWorker, startWorker, type RunningWorker } from '../helpers/worker.ts';
 import { SECRET } from '../cluster/support.ts';
 import { fake } from './fake-config.ts';
+import { claimingRecord } from '../../src/worker/index.ts';
 
 const T = suite('e2e: workers');
 let repo: TempRepo;
@@ -19,8 +20,8 @@ let s: RunningServer | undefined;
 const workers: RunningWorker[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FAST = ['--poll-interval-ms', '150', '--heartbeat-interval-ms', '300', '--grace-period', '20'];
-// The issue's run is 30 tasks (RELIABILITY_LONG=1, about 2 minutes on 2 busy cores); 9 keep the suite's budget.
-const TASKS = process.env.RELIABILITY_LONG ? 30 : 9;
+// The issue's 30 tasks: 18–44 s for that test on 2 cores at load average 4–8 (median ~30 s, against ~23 s for 9).
+const TASKS = 30;
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 90_000): Promise<T> {
   for (const end = Date.now() + ms; ;) {
@@ -31,6 +32,12 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
   }
 }
 const statuses = async (ids: string[]) => Promise.all(ids.map(async (id) => (await s!.api('GET', `/tasks/${id}`)).body));
+// Requests the server answered on one route with one status (its /metrics).
+const answered = async (method: string, route: string, status: number) => {
+  const text = String((await s!.api('GET', '/metrics')).body);
+  const line = text.split('\n').find((l) => l.startsWith(`http_requests_total{method="${method}",route="${route}",status="${status}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+};
 const worker = (name: string, slots = 2) => {
   const dir = join(tmp.dir, name);
   cloneForWorker(s!.url, SECRET, dir);
@@ -74,10 +81,10 @@ T('usage errors exit 2; a workspace that is not a repository with a commit exits
   assert.equal((await s!.api('GET', '/cluster/nodes')).body, [], 'nothing registered');
 });
 
-T(`${TASKS} tasks through 3 workers: all closed, every agent commit merged, the node of each claim in refs/sdd/state; SIGTERM unregisters`, async () => {
-  const nodes = [worker('w1'), worker('w2'), worker('w3')];
+T(`${TASKS} tasks through 3 workers: all closed, every agent commit merged, the node of each claim in refs/sdd/state, one request per cycle; SIGTERM unregisters`, async () => {
   const ids: string[] = [];
   for (let i = 0; i < TASKS; i++) ids.push((await s!.api('POST', '/tasks', { title: `task ${i}`, role: 'backend' })).body.id);
+  const nodes = [worker('w1'), worker('w2'), worker('w3')];
   const done = await until('all closed', async () => {
     const ts = await statuses(ids);
     return ts.every((t) => t.status === 'closed') && ts;
@@ -90,6 +97,13 @@ T(`${TASKS} tasks through 3 workers: all closed, every agent commit merged, the 
     assert.is(repo.git('show', `main:${t.id}.txt`).length > 0, true, `work of ${t.id} merged`);
   }
   assert.ok(new Set(done.map((t) => t.node_id)).size >= 2, 'the work is spread over the workers');
+  // Each of the 6 slots claims once with GET /tasks/next; every later task comes with the complete of the one
+  // before. A report that had to wait in the outbox (a push the loaded server failed) is sent plainly, and an
+  // agent that could not start gives its task back: their slots claim again.
+  assert.is(await answered('POST', '/tasks/:task_id/complete', 200), TASKS);
+  const claims = await answered('GET', '/tasks/next/:role', 200);
+  const again = nodes.flatMap((w) => w.output().split('\n').filter((l) => /kept in the outbox|could not be started/.test(l)));
+  assert.ok(claims <= 6 + again.length, `${claims} claims by GET /tasks/next for ${TASKS} tasks on 6 slots:\n${again.join('\n')}\n${nodes.map((w) => w.output().slice(-3000)).join('\n---\n')}`);
   await s!.settled();
   const inState = repo.git('grep', '-h', '-o', '"node_id": "[0-9a-f]*"', 'refs/sdd/state', '--', '.sdd/tasks').split('\n').filter(Boolean);
   assert.ok(inState.length >= TASKS, `node ids recorded in refs/sdd/state (${inState.length})`);
@@ -113,8 +127,10 @@ T('a server restart mid-run: agents keep running, reports wait in the outbox and
 
 T('SIGKILL of a worker: offline after node_timeout_s, its tasks stay its own, and the restarted worker adopts its agents and reports them', async () => {
   const w = worker('w1', 2);
+  // The agents report only once the restarted worker is up (they outlive the killed one; its relay keeps its port).
+  const gate = join(tmp.dir, 'report-now');
   const ids: string[] = [];
-  for (let i = 0; i < 2; i++) ids.push((await s!.api('POST', '/tasks', { title: `killed ${i}`, role: 'backend', description: fake(`edit file=k-${i}.txt content=${i}`, 'commit', 'log text=committed', 'sleep ms=8000', 'complete') })).body.id);
+  for (let i = 0; i < 2; i++) ids.push((await s!.api('POST', '/tasks', { title: `killed ${i}`, role: 'backend', description: fake(`edit file=k-${i}.txt content=${i}`, 'commit', 'log text=committed', `sh cmd=while [ ! -f ${gate} ]; do sleep 0.1; done`, 'complete') })).body.id);
   await until('both agents committed', async () => (w.output().match(/agent started/g) ?? []).length === 2 && (await statuses(ids)).every((t) => t.status === 'in_progress'));
   await sleep(300);
   await w.stop('SIGKILL');
@@ -124,11 +140,64 @@ T('SIGKILL of a worker: offline after node_timeout_s, its tasks stay its own, an
   for (const t of await statuses(ids)) assert.ok(t.node_id && (t.status === 'in_progress' || t.status === 'done'), 'its tasks stay with it');
   const again = startWorker(w.dir, ['--server', s!.url, '--token', SECRET, '--name', 'w1', '--slots', '2', '--roles', 'backend', ...FAST]);
   workers.push(again);
+  await until('both agents adopted', async () => (again.output().match(/adopted session/g) ?? []).length === 2);
+  writeFileSync(gate, '');
   await until('both closed', async () => (await statuses(ids)).every((t) => t.status === 'closed'));
   for (let i = 0; i < 2; i++) assert.is(repo.git('show', `main:k-${i}.txt`), String(i));
   for (const t of await statuses(ids)) assert.is(t.claim_count, 1, 'the first agent\'s own work, adopted and reported: nothing redone');
-  assert.match(again.output(), 'adopted session');
   assert.equal(((await s!.api('GET', '/cluster/nodes')).body as unknown[]).length, 1, 'the same node, not a second one');
+});
+
+T('a long poll claims at once and SIGTERM cuts it short; a kill on the server stops the agent on the worker; a claim saved before a crash is run at restart', async () => {
+  // A poll interval of 20 s: claims that come sooner came from the long poll, a stop that comes sooner aborted it.
+  const slow = ['--server', s!.url, '--token', SECRET, '--name', 'w1', '--slots', '2', '--roles', 'backend', '--poll-interval', '20', '--heartbeat-interval-ms', '300', '--grace-period', '20'];
+  const dir = join(tmp.dir, 'w1');
+  cloneForWorker(s!.url, SECRET, dir);
+  const w = startWorker(dir, slow);
+  workers.push(w);
+  await until('registered', async () => ((await s!.api('GET', '/cluster/nodes')).body as unknown[]).length === 1);
+  await sleep(500);
+  const hang = (await s!.api('POST', '/tasks', { title: 'hangs', role: 'backend', description: fake('sleep ms=120000') })).body.id as string;
+  const running = await until('claimed by the waiting long poll and started', async () => {
+    const t = (await statuses([hang]))[0];
+    return t.status === 'in_progress' && /agent started/.test(w.output()) && t;
+  }, 15_000);
+  const sid = running.claimed_by_session as string;
+  const pid = JSON.parse(readFileSync(join(dir, '.sdd', 'runtime', 'worker', 'sessions', `${sid}.json`), 'utf8')).pid as number;
+  const kill = await s!.api('POST', `/agents/${sid}/kill`);
+  assert.equal([kill.status, kill.body], [200, { session_id: sid, kill_requested: true }]);
+  const blocked = await until('the task blocked as a local kill blocks it', async () => {
+    const t = (await statuses([hang]))[0];
+    return t.status === 'blocked' && t;
+  }, 20_000);
+  assert.match(JSON.stringify(blocked), /killed by /);
+  assert.throws(() => process.kill(pid, 0), 'the agent process is gone');
+  assert.match(w.output(), `session ${sid} (task ${hang}): agent killed on request of`);
+  // Idle in a 20 s long poll: SIGTERM aborts it.
+  const stopped = w.stop('SIGTERM');
+  assert.is(await Promise.race([stopped, sleep(15_000).then(() => 'still running')]), 0, w.output().slice(-1500));
+  // The crash window: a session record saved, the claim made for it, the worker killed before it ran the agent
+  // (and the SIGKILL itself leaves the record of the long poll it was in).
+  const killed = startWorker(dir, slow);
+  workers.push(killed);
+  const sessions = join(dir, '.sdd', 'runtime', 'worker', 'sessions');
+  await until('its long poll waiting, with its record saved', async () => readdirSync(sessions).length === 1);
+  await killed.stop('SIGKILL');
+  const node = JSON.parse(readFileSync(join(dir, '.sdd', 'runtime', 'worker', 'node.json'), 'utf8')) as { id: string; token: string };
+  const task = (await s!.api('POST', '/tasks', { title: 'claimed before a crash', role: 'backend' })).body.id as string;
+  const record = (sid: string) => writeFileSync(join(sessions, `${sid}.json`), JSON.stringify(claimingRecord(sid, 'backend', new Date().toISOString(), join(dir, '.sdd', 'worktrees', sid))));
+  record('backend-c1a1c1a1');
+  record('backend-0000dead');
+  const claim = await s!.api('GET', '/tasks/next/backend?claimed_by_session=backend-c1a1c1a1', undefined, { authorization: `Bearer ${node.token}` });
+  assert.equal([claim.status, claim.body.id, claim.body.node_id], [200, task, node.id]);
+  const left = readdirSync(sessions);
+  assert.is(left.length, 3, `the two records and the one of the long poll the SIGKILL cut: ${left.join(', ')}`);
+  const again = startWorker(dir, slow);
+  workers.push(again);
+  await until('the claimed task run and closed', async () => (await statuses([task]))[0].status === 'closed', 60_000);
+  assert.match(again.output(), `its claim of task ${task} went through`);
+  await until('claims the server never made dropped', async () => readdirSync(sessions).every((f) => !left.includes(f)));
+  assert.is((await statuses([task]))[0].claim_count, 1, 'run by the session that claimed it');
 });
 
 T.run();

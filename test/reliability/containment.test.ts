@@ -110,8 +110,10 @@ test('a sandboxed agent cannot read secrets, plant git config or hooks, rewrite 
   // Nothing of the server's changed, and the honest work was merged.
   await s.settled();
   assert.is(keys(), before.secrets);
-  const issued = (JSON.parse(readFileSync(layout.tokens, 'utf8')).tokens as any[]).filter((x) => x.id !== revoked.record.id && x.task_id !== 'another-task');
-  assert.ok(issued.every((x) => x.role === 'agent' && x.task_id === attacker.id && x.revoked_at), 'only the session\'s own token, revoked at its end');
+  // The token is revoked when the session retires, a moment after the task closes.
+  const issued = () => (JSON.parse(readFileSync(layout.tokens, 'utf8')).tokens as any[]).filter((x) => x.id !== revoked.record.id && x.task_id !== 'another-task');
+  await waitFor(async () => issued().every((x) => x.revoked_at), 20_000);
+  assert.ok(issued().every((x) => x.role === 'agent' && x.task_id === attacker.id && x.revoked_at), 'only the session\'s own token, revoked at its end');
   assert.is(digest(join(git, 'config')), before.config);
   assert.is(tree(join(git, 'hooks')), before.hooks);
   assert.not.ok(existsSync(join(marks, 'fsmonitor-ran')));

@@ -1,8 +1,11 @@
-// The worker's pure core: flags, what an answer means for a report or a heartbeat, the report a session's end makes.
+// The worker's pure core: flags, what an answer means for a report, a heartbeat, a fused call or a claim
+// without an answer, the report a session's end makes.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { labelsOf } from '../../src/cli/worker.ts';
-import { afterHeartbeat, endReport, outcomeOf, registration, versionProblem, workerOptions, type WorkerSession } from '../../src/worker/index.ts';
+import {
+  afterHeartbeat, claimingFate, claimingRecord, endReport, killsOf, nextOf, outcomeOf, registration, rotate, versionProblem, waitSeconds, workerOptions, type WorkerSession,
+} from '../../src/worker/index.ts';
 
 const F = suite('worker core');
 const host = { hostname: 'box-1', cwd: '/work/repo' };
@@ -87,6 +90,34 @@ F('a session\'s end: the agent\'s own report, else the orchestrator\'s rules for
   assert.match(String(endReport({ ...s, exit_code: 0 }, at)!.body.reason), 'exited without reporting completion');
   assert.equal(endReport({ ...s, status: 'starting', pid: null, exit_code: null }, at)!.body, { reason: 'agent did not start' }, 'INTERFACE Errors rule 6');
   assert.is(endReport({ ...s, status: 'running' }, at), null, 'still running');
+  const killed = endReport({ ...s, status: 'killed', exit_code: null, killed_by: 'admin' }, at)!;
+  assert.equal([killed.op, killed.body, killed.push], ['block', { reason: 'killed by admin' }, false], 'a kill blocks the task as the local orchestrator does');
+  assert.is(endReport(claimingRecord('backend-1a2b3c4d', 'backend', at, '/w'), at), null, 'a claim without an answer reports nothing');
+});
+
+F('a claim saved before its request and then without an answer: the server\'s record of the session decides', () => {
+  const sid = 'backend-0badc0de';
+  const mine = { id: 't9', title: 'x', description: '', role: 'backend', model: null, metadata: {}, tenant: 'default', claim_count: 1, max_retries: 2, status: 'claimed', claimed_by_session: sid, node_id: 'n1' };
+  const listed = (...tasks: object[]) => ({ status: 200, body: tasks });
+  assert.equal(claimingFate(listed(mine), sid, 'n1', false), { kind: 'run', task: mine }, 'claimed for it: its agent runs');
+  assert.equal(claimingFate(listed(mine), sid, 'n1', true), { kind: 'release', task: mine }, 'claimed, but the worker stops: given back');
+  assert.is(claimingFate(listed({ ...mine, status: 'in_progress' }), sid, 'n1', false).kind, 'release', 'started by nobody here: given back');
+  assert.is(claimingFate(listed(), sid, 'n1', false).kind, 'drop', 'no task for the session: the claim never happened');
+  assert.is(claimingFate(listed({ ...mine, node_id: 'n2' }), sid, 'n1', false).kind, 'drop', 'stolen by another node: not ours');
+  assert.is(claimingFate(listed({ ...mine, status: 'open', claimed_by_session: null }), sid, 'n1', false).kind, 'drop');
+  for (const status of [0, 500, 503, 429, 401]) assert.is(claimingFate({ status, body: null }, sid, 'n1', false).kind, 'wait', String(status));
+});
+
+F('the fused call\'s next task: none without an answer is unknown; kill requests from a heartbeat; long poll and role turns', () => {
+  const next = { id: 't2', title: 'y', status: 'claimed' };
+  assert.equal(nextOf({ status: 200, body: { completed: { id: 't1' }, next } }), next);
+  assert.is(nextOf({ status: 200, body: { completed: { id: 't1' }, next: null } }), null);
+  for (const status of [409, 404, 422, 429]) assert.is(nextOf({ status, body: { detail: 'no' } }), null, `${status}: nothing was claimed`);
+  for (const status of [0, 500, 502]) assert.is(nextOf({ status, body: null }), 'unknown', String(status));
+  assert.equal(killsOf({ id: 'n1', kill_sessions: [{ session_id: 's1', requested_by: 'admin' }, { session_id: 7 }, null] }), [{ session_id: 's1', requested_by: 'admin' }]);
+  assert.equal([killsOf({ id: 'n1' }), killsOf(null)], [[], []]);
+  assert.equal([waitSeconds(10_000), waitSeconds(150), waitSeconds(600_000)], [10, 0.15, 60], 'the poll interval, at most 60 s');
+  assert.equal([rotate(['a', 'b', 'c'], 0), rotate(['a', 'b', 'c'], 4), rotate([], 3)], [['a', 'b', 'c'], ['b', 'c', 'a'], []]);
 });
 
 F.run();
