@@ -25,6 +25,10 @@ const MAX_KEPT_NOTES = 1000;
 // Every commit is a small packfile (fast-import): combine them geometrically this often, so the
 // number of packs stays logarithmic and the occasional full gc has little to do.
 const REPACK_EVERY_COMMITS = 32;
+// A commit re-reads every changed file whole (git stores whole blobs): the day's audit segment and the
+// archive grow all day, so commits get slower as they grow. The next timed commit waits this many times
+// the last one's duration (at least the interval): git and the stream take at most a quarter of the time.
+const PACE = 3;
 
 /** The group committer of `.sdd` into refs/sdd/state. Creating it does no IO; call `recover()` then `start()`. */
 export function createCommitter(opts: CommitterOptions): StateCommitter {
@@ -39,6 +43,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   let timer: NodeJS.Timeout | null = null;
   let started = false;
   let commits = 0;
+  let lastMs = 0;
   let gc: Promise<void> | null = null;
   // This committer compared every file with the ref at start, so a clean stop may vouch for the tree.
   let recovered = false;
@@ -93,13 +98,15 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   const schedule = () => {
     if (!started || timer || !dirty.size) return;
     timer = setTimeout(() => {
+      const t0 = opts.clock.now();
       flush()
         .catch((err: Error) => log.error('state commit failed; will retry', { err: err.message }))
         .finally(() => {
+          lastMs = opts.clock.now() - t0;
           timer = null;
           schedule();
         });
-    }, intervalMs);
+    }, Math.max(intervalMs, PACE * lastMs));
     timer.unref();
   };
 

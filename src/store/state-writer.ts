@@ -115,9 +115,11 @@ async function importCommit(git: Git, c: { parent: string | null; message: strin
   const opened: Content[] = [];
   const content = (path: string) => { const got = c.content(path); if (got?.kind === 'file') opened.push(got); return got; };
   // unpackLimit=0: always one pack (the default unpacks small imports into loose objects); pack and
-  // index are fsynced before fast-import renames them into place.
+  // index are fsynced before fast-import renames them into place. zlib level 1: the day's audit segment
+  // is written whole by every commit, and level 1 costs half the CPU of the default for a pack ~8%
+  // larger (a 12.7 MB segment: 0.15 s of CPU against 0.27 s).
   try {
-    const r = await git.mutate(['-c', 'fastimport.unpackLimit=0', '-c', 'core.fsync=pack,pack-metadata', 'fast-import', '--quiet', '--done'], {
+    const r = await git.mutate(['-c', 'fastimport.unpackLimit=0', '-c', 'core.fsync=pack,pack-metadata', '-c', 'pack.compression=1', 'fast-import', '--quiet', '--done'], {
       input: importStream({ ref: SCRATCH_REF, ...c, content }),
     });
     return parseImportOutput(r.stdout, c.parent !== null);

@@ -194,4 +194,23 @@ committer('a commit is one packfile: no loose objects, and the pack count stays 
   assert.is(repo.git('fsck', '--strict', '--no-dangling').trim(), '');
 });
 
+committer('timed commits are paced by how long the last one took: a slow commit (a big audit segment) is not repeated back to back', async () => {
+  const layout = sddLayout(repo.dir);
+  const clock = manualClock();
+  // Each commit seems to take 300 ms on the committer's clock: the next timed one waits 3 x 300 ms, not 20.
+  const c = createCommitter({ layout, git: createGit(repo.dir), log: silentLogger(), clock, intervalMs: 20, gcEveryCommits: 0, onCommit: () => clock.advance(300) });
+  const store = createRecordStore({ layout, committer: c, log: silentLogger() });
+  const commits = () => Number(repo.git('rev-list', '--count', 'refs/sdd/state'));
+  c.start();
+  await store.create(layout.task('t0001'), task('t0001'), 'create t0001');
+  for (let i = 0; i < 300 && !(await c.head()); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.is(commits(), 1);
+  await store.update<Task>(layout.task('t0001'), (t) => ({ ...t, status: 'claimed' }), { note: 'claim t0001' });
+  await new Promise((r) => setTimeout(r, 400));
+  assert.is(commits(), 1, 'the second commit waits about 900 ms after a commit that took 300');
+  for (let i = 0; i < 300 && commits() < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.is(commits(), 2, 'and then it comes');
+  await c.stop();
+});
+
 committer.run();
