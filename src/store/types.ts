@@ -80,6 +80,12 @@ export interface UpdateOptions<T> {
   note?: Note;
   /** The effects of the change, from the new record. */
   effects?: (next: T) => Effects;
+  /**
+   * Called once the change passed its compare-and-set and is on its way to disk (the owned store: queued
+   * for the journal's next group commit; the shared store: written). A write started now joins the same
+   * group commit, after this one (finishThenNext's claim).
+   */
+  queued?(): void;
 }
 
 /** JSON records and JSONL logs under `.sdd`, every write marking its path for the next state commit. */

@@ -41,14 +41,14 @@ function batchTenant(items: { tenant?: string }[]): string | undefined {
 const FINISHED = { 200: { description: 'The task; with ?next=<role>, {completed, next} (next: the task claimed for the same session, or null)', schema: Type.Union([Type.Ref(S.Task), Type.Ref(S.CycleResponse)]) } };
 
 // Finish a task, and with ?next=<role> claim the next one in the same request (one round trip per cycle).
-function finishRoute(svc: TaskService, ctx: RouteContext<S.TaskIdParams, S.FinishQuery, unknown>, end: (id: string, who: Actor) => Promise<S.Task>) {
+function finishRoute(svc: TaskService, ctx: RouteContext<S.TaskIdParams, S.FinishQuery, unknown>, end: (id: string, who: Actor, queued?: () => void) => Promise<S.Task>) {
   const id = ctx.params.task_id;
   const who = ctx.who;
   const role = ctx.query.next;
   if (role === undefined) return end(id, who);
   // An agent's token is scoped to its own task: it may finish it, never take another.
   if (ctx.principal.taskId) throw forbidden(`token is scoped to task '${ctx.principal.taskId}': it cannot claim a next task`);
-  return finishThenNext(svc, id, role, who, () => end(id, who), ctx.query.next_session);
+  return finishThenNext(svc, id, role, who, (queued) => end(id, who, queued), ctx.query.next_session);
 }
 
 // A POST /tasks/{id}/<verb> that applies one state-machine operation.
@@ -113,13 +113,13 @@ export function taskWriteRoutes(svc: TaskService): Route[] {
       method: 'POST', path: '/tasks/:task_id/complete', operationId: 'complete_task', summary: 'Complete a task (worker completion contract)', tags: ['tasks'], access: 'task', taskScope: 'own',
       params: S.TaskIdParams, body: S.TaskCompleteRequest, query: S.FinishQuery,
       responses: { ...FINISHED, ...ERRS, 403: E('A task-scoped token asked for a next task'), 422: { description: 'Empty summary or contract violation: the task was failed; body carries it', schema: Type.Object({ detail: Type.String(), task: Type.Ref(S.Task) }) } },
-      handler: (ctx) => finishRoute(svc, ctx, (id, who) => completeTask(svc, id, ctx.body as never, who)),
+      handler: (ctx) => finishRoute(svc, ctx, (id, who, queued) => completeTask(svc, id, ctx.body as never, who, queued)),
     }),
     defineRoute({
       method: 'POST', path: '/tasks/:task_id/fail', operationId: 'task_fail', summary: 'Fail a task', tags: ['tasks'], access: 'task', taskScope: 'own',
       params: S.TaskIdParams, body: S.TaskFailRequest, bodyOptional: true, query: S.FinishQuery,
       responses: { ...FINISHED, ...ERRS, 403: E('A task-scoped token asked for a next task') },
-      handler: (ctx) => finishRoute(svc, ctx, (id, who) => finish(svc, id, 'fail', reason((ctx.body ?? {}) as Record<string, unknown>), who)),
+      handler: (ctx) => finishRoute(svc, ctx, (id, who, queued) => finish(svc, id, 'fail', reason((ctx.body ?? {}) as Record<string, unknown>), who, queued)),
     }),
     verbRoute(svc, 'release', S.TaskReleaseRequest, 'Release a claimed task back to open', (id, b, who) => svc.apply(id, 'release', reason(b), who), true),
     verbRoute(svc, 'reopen', S.TaskReopenRequest, 'Reopen a done task (janitor)', (id, b, who) => svc.apply(id, 'reopen', reason(b), who)),

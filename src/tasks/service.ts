@@ -82,6 +82,8 @@ export interface ApplyOptions {
   appends?: (next: Task) => Effects['appends'];
   /** An audit entry journaled before the operation's own (complete from open records its implicit claim). */
   auditFirst?: (next: Task, from: string) => { action: string; details: Record<string, unknown> } | null;
+  /** The change passed its checks and is queued for the next group commit (the store's UpdateOptions.queued). */
+  queued?: () => void;
 }
 
 /**
@@ -193,7 +195,7 @@ export class TaskService implements Tasks {
         return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
       },
       {
-        expectedVersion: opts.expectedVersion, note: noteFor(op, { id, title }, who, input),
+        expectedVersion: opts.expectedVersion, note: noteFor(op, { id, title }, who, input), queued: opts.queued,
         effects: (n) => {
           // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator).
           const ended = (n.status === 'done' || n.status === 'failed') && from !== n.status;

@@ -13,7 +13,7 @@ import { createJournal, type JournalOp, type JournalOptions } from '../journal.t
 import { parseJsonl, scanJsonlBackwards } from '../jsonl.ts';
 import { isCommitted, relToSdd, type SddLayout } from '../layout.ts';
 import { createPublisher, type PublisherOptions } from '../publisher.ts';
-import { RecordExists, type AuditSealer, type ClosableRecordStore, type Effects, type Note, type StateCommitter, type Versioned, type WriteOptions } from '../types.ts';
+import { RecordExists, type AuditSealer, type ClosableRecordStore, type Effects, type Note, type StateCommitter, type UpdateOptions, type Versioned, type WriteOptions } from '../types.ts';
 import { auditsOf, casStep, stableStringify, writeOptions } from './cas.ts';
 
 export interface OwnedStoreOptions {
@@ -148,10 +148,12 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
         return value;
       }),
     createAll,
-    update: <T extends Versioned>(abs: string, mutate: (current: T) => T, u: { expectedVersion?: number; note?: Note; effects?: (next: T) => Effects } = {}) =>
+    update: <T extends Versioned>(abs: string, mutate: (current: T) => T, u: UpdateOptions<T> = {}) =>
       mutex.run(abs, async () => {
         const { next, text } = casStep<T>(abs, readTextSync(abs), mutate, u.expectedVersion);
-        await commit(opOf([[abs, text]], u.effects?.(next), u.note));
+        const written = commit(opOf([[abs, text]], u.effects?.(next), u.note)); // queued for the journal now
+        u.queued?.();
+        await written;
         touch(abs, u.note);
         return next;
       }),

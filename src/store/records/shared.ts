@@ -10,7 +10,7 @@ import { createExclusive, writeFileAtomic } from '../atomic.ts';
 import { isMissing, storageError, type Faults } from '../disk.ts';
 import { readJsonl, scanJsonlBackwards } from '../jsonl.ts';
 import { isCommitted, relToSdd, type SddLayout } from '../layout.ts';
-import { RecordMissing, type AuditAppender, type ClosableRecordStore, type Effects, type Note, type StateCommitter, type Versioned, type WriteOptions } from '../types.ts';
+import { RecordMissing, type AuditAppender, type ClosableRecordStore, type Effects, type Note, type StateCommitter, type UpdateOptions, type Versioned, type WriteOptions } from '../types.ts';
 import { auditsOf, casStep, stableStringify, writeOptions } from './cas.ts';
 
 export interface SharedStoreOptions {
@@ -115,7 +115,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
         throw err;
       }
     },
-    async update<T extends Versioned>(abs: string, mutate: (current: T) => T, u: { expectedVersion?: number; note?: Note; effects?: (next: T) => Effects } = {}) {
+    async update<T extends Versioned>(abs: string, mutate: (current: T) => T, u: UpdateOptions<T> = {}) {
       const { next, text } = await withLock(abs, async () => {
         const step = casStep<T>(abs, await readText(abs), mutate, u.expectedVersion);
         await writeFileAtomic(abs, step.text, { faults });
@@ -123,6 +123,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
       });
       touch(abs, u.note);
       await apply(u.effects?.(next), u.note);
+      u.queued?.(); // each write is durable on its own here: nothing to share
       return next;
     },
     async writeJson(abs, value, note) {
