@@ -43,9 +43,10 @@ export class Board {
   all(): Task[] {
     if (!this.orderSorted) {
       // byCreation as one string per task ('\0' sorts first), sorted natively: 3x faster on 100k than a comparator.
+      // The order keeps each task's own id string: a slice of the key would keep the whole key alive (10 MiB at 100k).
       const keys: string[] = [];
       for (const t of this.tasks.values()) keys.push(`${t.created_at}\u0000${t.id}`);
-      this.order = keys.sort().map((k) => k.slice(k.indexOf('\u0000') + 1));
+      this.order = keys.sort().map((k) => this.tasks.get(k.slice(k.indexOf('\u0000') + 1))!.id);
       this.orderSorted = true;
     }
     return this.order.map((id) => this.tasks.get(id)!);

@@ -10,7 +10,7 @@ import { TaskService, type NodeHooks, type TaskDeps } from './service.ts';
 export interface TasksDomain {
   tasks: Tasks;
   routes: { read: Route[]; write: Route[]; drain: Route[] };
-  /** Task files loaded at start. */
+  /** Tasks on the board once loaded at start. */
   loaded: number;
   /** Let the cluster refuse claims of cordoned or draining nodes and count fenced writes. */
   installNodeHooks(hooks: NodeHooks): void;
@@ -21,10 +21,16 @@ export interface TasksDomain {
   backfill(): Promise<number>;
 }
 
-/** Load the board (under the server lock; it only reads) and build the domain's routes. */
-export async function openTasks(deps: TaskDeps): Promise<TasksDomain> {
+/**
+ * Load the board (under the server lock; it only reads) and build the domain's routes. `restored` gives the
+ * task files a restore wrote while the board loaded (a fresh clone, files deleted by hand): their folders
+ * are read again once the board is loaded.
+ */
+export async function openTasks(deps: TaskDeps, restored: Promise<readonly string[]> = Promise.resolve([])): Promise<TasksDomain> {
   const svc = new TaskService(deps);
-  const loaded = await svc.load();
+  await svc.load();
+  await svc.reload(await restored);
+  const loaded = svc.size;
   return {
     tasks: svc, installNodeHooks: (hooks) => { svc.nodes = hooks; }, routes: { read: taskReadRoutes(svc), write: taskWriteRoutes(svc), drain: drainRoutes(svc) },
     loaded, backfill: () => backfillRiskRecords(svc),
