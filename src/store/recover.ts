@@ -49,7 +49,7 @@ export interface StartScan {
  * to commit, and the report.
  */
 export async function startDiff(layout: SddLayout, git: Git, head: string | null, o: RecoverOptions, log: Logger) {
-  const scan = o.thread ?? largeBoard(layout) ? await scanOnThread(layout, head, o) : await scanForStart(layout, git, head, o);
+  const scan = (o.thread ?? largeBoard(layout)) ? await scanOnThread(layout, head, o) : await scanForStart(layout, git, head, o);
   const { changed, missing } = scan;
   const before = o.restored ?? { paths: [], tasks: 0, diskHadNoTasks: false };
   const again = scan.restored;
