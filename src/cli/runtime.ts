@@ -100,6 +100,11 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config, timers }, restoredTasks);
   const { tasks } = domain;
   log.info(`loaded ${domain.loaded} task(s)`);
+  // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record:
+  // found while the comparison finishes (the folder read once restored), written after the inbox below.
+  let mayWrite!: () => void;
+  const backfilling = domain.backfill({ readable: restoredTasks, writable: new Promise<void>((resolve) => { mayWrite = resolve; }) });
+  backfilling.catch(() => undefined); // its error is recover's (awaited below) or surfaces where it is awaited
   await recovering;
   // CLI records queued while we hold the chain: each journaled with its file's deletion (exactly once).
   let draining: Promise<unknown> | undefined;
@@ -107,8 +112,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     .catch((err) => log.error('audit inbox failed', err)).finally(() => { draining = undefined; }));
   await drainInbox();
   const inboxTimer = timers.setInterval(drainInbox, 1000);
-  // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record.
-  const backfilled = await domain.backfill();
+  mayWrite();
+  const backfilled = await backfilling;
   if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
 
   // --- cluster: before the authenticator, which asks it about the cluster secret and node tokens ---

@@ -1,7 +1,7 @@
 // The tasks domain of a running server, assembled: the board loaded from disk, its interface and its routes.
 import type { Route } from '../lib/route.ts';
 import type { Tasks } from './api.ts';
-import { backfillRiskRecords } from './create.ts';
+import { backfillRiskRecords, type BackfillGates } from './create.ts';
 import { drainRoutes } from './routes-drain.ts';
 import { taskReadRoutes } from './routes-read.ts';
 import { taskWriteRoutes } from './routes-write.ts';
@@ -18,7 +18,7 @@ export interface TasksDomain {
    * Write the EU AI Act record of every task that has none (created before they existed, or a crash between
    * the two); how many. A write: the server calls it once its start may write `.sdd`.
    */
-  backfill(): Promise<number>;
+  backfill(gates?: BackfillGates): Promise<number>;
 }
 
 /**
@@ -33,6 +33,6 @@ export async function openTasks(deps: TaskDeps, restored: Promise<readonly strin
   const loaded = svc.size;
   return {
     tasks: svc, installNodeHooks: (hooks) => { svc.nodes = hooks; }, routes: { read: taskReadRoutes(svc), write: taskWriteRoutes(svc), drain: drainRoutes(svc) },
-    loaded, backfill: () => backfillRiskRecords(svc),
+    loaded, backfill: (gates) => backfillRiskRecords(svc, gates),
   };
 }
