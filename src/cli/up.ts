@@ -82,8 +82,10 @@ function untilSignal(runtime: Runtime, log: Logger, release: () => Promise<void>
 }
 
 /**
- * How far the heap may grow past what a full GC kept (V8 reads it at every GC): 100% while the board
- * loads (a full GC every 20% of growth cost 0.7 s of CPU at 100k tasks), then 10%, not V8's default of
+ * How far the heap may grow past what a full GC kept (V8 reads it at every GC): 50% while the board
+ * loads (a full GC every 20% of growth cost 0.7 s of CPU at 100k tasks; since the comparison with the ref
+ * moved to its own thread, 50% costs no more CPU than 100% did, and the start's peak RSS is no higher:
+ * bench/README.md "Start and memory at 100k"), then 10%, not V8's default of
  * up to 4x: the write path makes short-lived texts that outlive a scavenge, and with the default they
  * piled up to 700 MiB of heap for 150 MiB of live data while 100k tasks were created (bench/README.md).
  * Someone who set the heap's size or growth themselves keeps it.
@@ -97,7 +99,7 @@ function heapGrowth(env: NodeJS.ProcessEnv, percent: number): void {
 export const upCommand = (name: string) =>
   command({ name, description: name === 'up' ? 'Serve the task API for a repository and run its orchestrator' : 'Same as svc up' }, ARGS, async ({ values, env }) => {
     const log = createLogger({ json: Boolean(values['log-json']) });
-    heapGrowth(env, 100);
+    heapGrowth(env, 50);
     const { root, gitCommonDir } = checkWorkTree(resolve(String(values.workdir ?? process.cwd())));
     const layout = sddLayout(root);
     const config = configure(layout, values, env);

@@ -49,8 +49,17 @@ function countBy<T>(items: Iterable<T>, key: (t: T) => string): Map<string, numb
  * registered by their own domains on the same registry.
  */
 export function registerObserveMetrics(registry: Registry, reads: MetricsReads, version: string): Recorder {
-  scraped(registry, 'svc_tasks', 'Tasks on the board by status and role', ['status', 'role'], () =>
-    [...countBy(reads.all(), (t) => `${t.status}\u0000${t.role}`)].map(([k, n]) => { const [status = '', role = ''] = k.split('\u0000'); return [{ status, role }, n]; }));
+  scraped(registry, 'svc_tasks', 'Tasks on the board by status and role', ['status', 'role'], () => {
+    // Counted per status, then per role, with the records' own strings: a key string per task made 3 MiB
+    // of garbage per scrape of a 100k board (and the bench's settle polls /metrics every 20 ms).
+    const byStatus = new Map<string, Map<string, number>>();
+    for (const t of reads.all()) {
+      let roles = byStatus.get(t.status);
+      if (!roles) byStatus.set(t.status, (roles = new Map()));
+      roles.set(t.role, (roles.get(t.role) ?? 0) + 1);
+    }
+    return [...byStatus].flatMap(([status, roles]) => [...roles].map(([role, n]): [Record<'status' | 'role', string>, number] => [{ status, role }, n]));
+  });
   // Zero series for every role on the board and every adapter seen, so a panel shows 0 rather than nothing.
   const adapters = new Set<string>();
   scraped(registry, 'svc_task_queue_depth', 'Open tasks whose dependencies are satisfied (claimable now), by role', ['role'], () => {

@@ -12,13 +12,6 @@ export interface TaskChangeFacts {
   manualMerge: boolean;
 }
 
-interface Seen {
-  status: string;
-  version: number;
-  /** When the task entered its status (ms since the epoch). */
-  since: number;
-}
-
 const ms = (iso: string | null | undefined): number => {
   const t = Date.parse(iso ?? '');
   return Number.isFinite(t) ? t : 0;
@@ -30,28 +23,45 @@ const ms = (iso: string | null | undefined): number => {
  * change older than the one already seen is dropped (null).
  */
 export class TaskTracker {
-  private seen = new Map<string, Seen>();
+  // Per task one number, version × 32 + the status's code (a small integer, no object: 100k finished tasks
+  // kept 8 MiB of records here); since when a task is open only for open tasks (the claim wait needs it).
+  private seen = new Map<string, number>();
+  private openSince = new Map<string, number>();
+  private codes: string[] = [];
 
   get size(): number { return this.seen.size; }
 
   /** Remember the board as it is at start (no facts: nothing changed). */
   seed(tasks: Iterable<Pick<Task, 'id' | 'status' | 'version' | 'updated_at'>>): void {
-    for (const t of tasks) this.seen.set(t.id, { status: t.status, version: t.version, since: ms(t.updated_at) });
+    for (const t of tasks) this.remember(t.id, t.status, t.version, t.updated_at);
   }
 
   /** The facts of a change, or null when it is not newer than what was already seen. */
   observe(t: Pick<Task, 'id' | 'status' | 'version' | 'created_at' | 'updated_at' | 'claimed_at'>): TaskChangeFacts | null {
     const prev = this.seen.get(t.id);
-    if (prev && prev.version >= t.version) return null;
-    const changed = !prev || prev.status !== t.status;
-    this.seen.set(t.id, { status: t.status, version: t.version, since: changed ? ms(prev ? t.updated_at : t.created_at) : prev.since });
-    const from = prev?.status ?? null;
-    const claimWaitS = from === 'open' && t.status === 'claimed' && prev
-      ? Math.max(0, (ms(t.claimed_at ?? t.updated_at) - prev.since) / 1000)
+    if (prev !== undefined && Math.floor(prev / 32) >= t.version) return null;
+    const from = prev === undefined ? null : this.codes[prev % 32]!;
+    const since = this.openSince.get(t.id);
+    if (from !== t.status) this.remember(t.id, t.status, t.version, prev === undefined ? t.created_at : t.updated_at);
+    else this.seen.set(t.id, t.version * 32 + (prev! % 32));
+    const claimWaitS = from === 'open' && t.status === 'claimed' && since !== undefined
+      ? Math.max(0, (ms(t.claimed_at ?? t.updated_at) - since) / 1000)
       : null;
-    return { kind: prev ? 'updated' : 'created', from, to: t.status, claimWaitS, manualMerge: from === 'blocked' && t.status === 'closed' };
+    return { kind: prev === undefined ? 'created' : 'updated', from, to: t.status, claimWaitS, manualMerge: from === 'blocked' && t.status === 'closed' };
   }
 
   /** Forget a task (its record was removed). */
-  forget(id: string): void { this.seen.delete(id); }
+  forget(id: string): void {
+    this.seen.delete(id);
+    this.openSince.delete(id);
+  }
+
+  // A task entered `status` at `since` (an ISO time).
+  private remember(id: string, status: string, version: number, since: string): void {
+    let code = this.codes.indexOf(status);
+    if (code < 0) code = this.codes.push(status) - 1; // the task statuses: far fewer than 32
+    this.seen.set(id, version * 32 + code);
+    if (status === 'open') this.openSince.set(id, ms(since));
+    else this.openSince.delete(id);
+  }
 }

@@ -29,8 +29,13 @@ export interface RecoverOptions {
   restored?: { paths: readonly string[]; tasks: number; diskHadNoTasks: boolean };
   /** First write back what the ref holds and the disk lacks (journaled `deletions` excepted), from the same listings. */
   restore?: boolean;
-  /** Called once every file is there (restored), before the files are compared with the ref: they may be read now. */
-  onRestored?: () => void;
+  /**
+   * Called once every file is there, with the paths (relative to `.sdd`) this restore wrote, before the files
+   * are compared with the ref. Restored files appear whole (linked into place), so a reader may run meanwhile.
+   */
+  onRestored?: (paths: readonly string[]) => void;
+  /** Compare on a thread of its own (start-scan.ts); unset: when the board is large. */
+  thread?: boolean;
 }
 
 export interface RecoverResult {

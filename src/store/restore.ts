@@ -1,7 +1,7 @@
 // Restore at start: every committed path refs/sdd/state holds and the disk lacks is written back.
 import { execFileSync } from 'node:child_process';
 import { linkSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { tempPathFor } from './atomic.ts';
 import { isCommitted, isTaskFile, STATE_REF, type SddLayout } from './layout.ts';
 
@@ -44,15 +44,19 @@ export function restoreMissing(layout: SddLayout, missing: readonly { rel: strin
 }
 
 // Files are created exclusively (temp + link: a file someone wrote meanwhile wins), then made durable
-// with one `sync -f`. Paths not committed, skipped or unsafe are left alone.
+// with one `sync -f`. Paths not committed, skipped or unsafe are left alone. The temp files are written in
+// `runtime/restore/`, not beside the file: the board may read the folders meanwhile, and a folder read of
+// the owned tree removes `*.tmp` files as a dead writer's (publish-worker.ts).
 function writeBack(layout: SddLayout, candidates: readonly { rel: string; oid: string }[], hadTasks: boolean, skip?: ReadonlySet<string>): RestoreResult {
   const out: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: !hadTasks };
   const missing = candidates.filter((m) => isCommitted(m.rel) && !skip?.has(m.rel) && safeRel(m.rel));
+  const temps = join(layout.runtime, 'restore');
+  if (missing.length) mkdirSync(temps, { recursive: true });
   for (let i = 0; i < missing.length; i += CHUNK) {
     const chunk = missing.slice(i, i + CHUNK);
     const blobs = catBlobs(layout.root, chunk.map((m) => m.oid));
     chunk.forEach((m, k) => {
-      if (createIfAbsent(join(layout.sdd, m.rel), blobs[k]!)) out.paths.push(m.rel);
+      if (createIfAbsent(join(layout.sdd, m.rel), blobs[k]!, temps)) out.paths.push(m.rel);
     });
   }
   out.tasks = out.paths.filter(isTaskFile).length;
@@ -113,10 +117,10 @@ function catBlobs(root: string, oids: string[]): Buffer[] {
   return out;
 }
 
-// Temp file, then link: never replaces a file that appeared meanwhile. False when one did.
-function createIfAbsent(abs: string, data: Buffer): boolean {
+// Temp file in `temps` (same file system), then link: never replaces a file that appeared meanwhile. False when one did.
+function createIfAbsent(abs: string, data: Buffer, temps: string): boolean {
   mkdirSync(dirname(abs), { recursive: true });
-  const tmp = tempPathFor(abs);
+  const tmp = join(temps, basename(tempPathFor(abs)));
   writeFileSync(tmp, data, { flag: 'wx', mode: 0o644 });
   try {
     linkSync(tmp, abs);

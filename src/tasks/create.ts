@@ -73,15 +73,24 @@ async function persist(svc: TaskService, task: Task, who: Actor): Promise<void> 
   }
 }
 
-/** Write the EU AI Act record of every task on the board that has none (at start); returns how many were written. */
-export async function backfillRiskRecords(svc: TaskService): Promise<number> {
+/** When a backfill may read the records' folder (every file restored) and when it may write `.sdd`. */
+export interface BackfillGates { readable?: Promise<unknown>; writable?: Promise<unknown> }
+
+/**
+ * Write the EU AI Act record of every task on the board that has none (at start); returns how many were
+ * written. The folder is read once `readable`, the writes wait for `writable`: a start finds what is missing
+ * while it still compares the files with the ref (100k names, ~0.15 s), and writes after.
+ */
+export async function backfillRiskRecords(svc: TaskService, gates: BackfillGates = {}): Promise<number> {
   const dir = svc.deps.layout.euAiActDir;
+  await gates.readable;
   const names = await readdir(dir).catch(() => [] as string[]);
-  // Temp files of a server SIGKILLed mid-write; we hold the server lock, so they are dead.
-  await Promise.all(names.filter((f) => f.endsWith('.tmp')).map((f) => rm(join(dir, f), { force: true })));
   const have = new Set(names.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
   const missing: Task[] = [];
   for (const t of svc.board.each()) if (!have.has(t.id)) missing.push(t);
+  await gates.writable;
+  // Temp files of a server SIGKILLed mid-write; we hold the server lock, so they are dead.
+  await Promise.all(names.filter((f) => f.endsWith('.tmp')).map((f) => rm(join(dir, f), { force: true })));
   // 64 at a time, so an old board's records share journal datasyncs instead of paying one each.
   for (let i = 0; i < missing.length; i += 64) {
     await Promise.all(missing.slice(i, i + 64).map((t) => svc.deps.store.writeJson(svc.deps.layout.euAiAct(t.id), classifyTask(t), `eu_ai_act ${t.id}`)));

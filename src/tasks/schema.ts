@@ -353,6 +353,7 @@ export function compactTask(t: Task): Task {
   if (t.owned_files.length === 0) t.owned_files = NO_ITEMS;
   if (Object.keys(t.metadata).length === 0) t.metadata = NO_METADATA;
   if (t.updated_at === t.created_at) t.updated_at = t.created_at; // one string for two equal times
+  if (t.completed_at === t.updated_at) t.completed_at = t.updated_at; // a finished task: 4 MiB at 100k
   return t;
 }
 

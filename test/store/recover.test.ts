@@ -181,4 +181,29 @@ recover('after a clean stop the next start takes unchanged files from the ref by
   assert.equal(refBlobs(), await diskBlobs());
 });
 
+// A start after a crash: one task file deleted by hand (restored), one edited (committed), one a journaled
+// delete removed (committed as deleted); the same on this thread and on the scan thread of a large board.
+async function startAfterCrash(thread: boolean) {
+  const layout = sddLayout(repo.dir);
+  for (const id of ['a1', 'b2', 'c3', 'd4']) {
+    mkdirSync(dirname(layout.task(id)), { recursive: true });
+    writeFileSync(layout.task(id), `{"id":"${id}"}\n`);
+  }
+  await newCommitter().recover();
+  rmSync(layout.task('b2'));
+  writeFileSync(layout.task('a1'), '{"id":"a1","edited":true}\n');
+  rmSync(layout.task('d4'));
+  const events: string[] = [];
+  const r = await newCommitter().recover({ thread, restore: true, deletions: new Set(['tasks/d4/d4.json']), onRestored: () => events.push(`restored: b2 ${existsSync(layout.task('b2')) ? 'there' : 'missing'}`) });
+  events.push('done');
+  assert.equal(events, ['restored: b2 there', 'done'], 'told once the files are there, before the answer');
+  assert.is(readFileSync(layout.task('b2'), 'utf8'), '{"id":"b2"}\n');
+  assert.is(r.commit?.message, 'recover: restored 1, committed 1, deleted 1 (tasks/a1/a1.json, tasks/d4/d4.json)');
+  assert.equal({ ...r.report, committed: [...r.report.committed], deleted: [...r.report.deleted] }, { first: false, committed: ['tasks/a1/a1.json'], deleted: ['tasks/d4/d4.json'], restoredTasks: 1, restoredOther: 0, fetched: false });
+  assert.equal(refBlobs(), await diskBlobs());
+}
+
+recover('a start after a crash restores, commits edits and journaled deletes (compared on this thread)', () => startAfterCrash(false));
+recover('a start after a crash restores, commits edits and journaled deletes (compared on the scan thread of a large board)', () => startAfterCrash(true));
+
 recover.run();

@@ -1,0 +1,14 @@
+// The thread of start-scan.ts: `scanForStart` over the tree, telling the caller once the files are all there.
+import { parentPort, workerData } from 'node:worker_threads';
+import { createGit } from './git-cli.ts';
+import { sddLayout } from './layout.ts';
+import { scanForStart } from './recover.ts';
+import type { ScanJob, ScanReply } from './start-scan.ts';
+
+const job = workerData as ScanJob;
+const scan = await scanForStart(sddLayout(job.root), createGit(job.root), job.head, {
+  restore: job.restore,
+  ...(job.deletions ? { deletions: new Set(job.deletions) } : {}),
+  onRestored: (paths) => parentPort!.postMessage({ restored: paths } satisfies ScanReply),
+});
+parentPort!.postMessage({ scan } satisfies ScanReply);

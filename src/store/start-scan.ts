@@ -1,0 +1,49 @@
+// The start's comparison of `.sdd` with refs/sdd/state on a thread of its own (start-scan-worker.ts): on a
+// large board the ref's listing, the folder walk and a stat per file cost the event loop more than a second
+// while it parses the board (bench/README.md "start").
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { moduleWorker } from '../lib/worker.ts';
+import type { RecoverOptions } from './committer-types.ts';
+import type { SddLayout } from './layout.ts';
+import type { StartScan } from './recover.ts';
+
+/** What the thread is asked: `scanForStart` over the tree at `root`. */
+export interface ScanJob { root: string; head: string | null; restore: boolean; deletions: string[] | null }
+/** The thread says when the files are all there (restored), then what it found. */
+export type ScanReply = { restored: readonly string[] } | { scan: StartScan };
+
+// Below this many task files the thread's own start (~50 ms, more under tsx) costs more than it saves.
+const THREAD_FROM_TASKS = 20_000;
+
+/** A board worth a thread, estimated from a few listings: shard folders × the files of the first one. */
+export function largeBoard(layout: SddLayout): boolean {
+  let shards: string[];
+  try {
+    shards = readdirSync(layout.tasksDir).filter((n) => !n.startsWith('.'));
+  } catch {
+    return false;
+  }
+  for (const shard of shards.slice(0, 3)) {
+    try {
+      return shards.length * readdirSync(join(layout.tasksDir, shard)).length >= THREAD_FROM_TASKS;
+    } catch { /* not a folder: the next one */ }
+  }
+  return false;
+}
+
+/** `scanForStart` on a thread of its own; `onRestored` is called on this one. */
+export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored'>): Promise<StartScan> {
+  const job: ScanJob = { root: layout.root, head, restore: o.restore ?? false, deletions: o.deletions ? [...o.deletions] : null };
+  return new Promise((resolve, reject) => {
+    // A small young generation, as the publisher's: the default (16 MiB semi-spaces) adds ~30 MiB of RSS at the start's peak.
+    const worker = moduleWorker(import.meta.url, 'start-scan-worker', { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    worker.on('message', (m: ScanReply) => {
+      if ('restored' in m) o.onRestored?.(m.restored);
+      else resolve(m.scan);
+    });
+    worker.on('error', reject);
+    // After the answer this changes nothing; before it, the thread died without one.
+    worker.on('exit', (code) => reject(new Error(`the start's scan thread exited (${code}) without an answer`)));
+  });
+}
