@@ -63,8 +63,9 @@ export async function finishThenNext(svc: TaskService, id: string, role: string,
   let queued!: () => void;
   const onQueue = new Promise<void>((resolve) => { queued = resolve; });
   const finishing = end(queued);
-  const settled = finishing.then(() => undefined, () => undefined);
-  await Promise.race([onQueue, settled]);
+  // A finish refused before it was queued (409, 422, 404) claims nothing: its error answers.
+  const refused = await Promise.race([onQueue.then(() => false), finishing.then(() => false, () => true)]);
+  if (refused) await finishing;
   const claiming = claimNext(svc, role, session ? { claimed_by_session: session } : {}, who).catch((err: unknown) => {
     if (!hasCode(err, 'no_open_task', 'draining')) svc.deps.log.warn(`next ${role} task after ${id} not claimed: ${(err as Error).message}`);
     return null;

@@ -87,4 +87,17 @@ T('a finish the disk refuses answers its error and leaves the next task open, un
   assert.equal([r.completed.status, r.next?.id], ['done', second.id]);
 });
 
+T('a finish the machine refuses (the task is done already) claims nothing: no write at all', async () => {
+  const first = await tasks.create({ title: 'one', role: 'qa' } as never, admin);
+  const second = await tasks.create({ title: 'two', role: 'qa' } as never, admin);
+  await tasks.claim(first.id, { claimed_by_session: 's1' }, admin);
+  await tasks.complete(first.id, { result_summary: 'done' }, admin);
+  const before = batches;
+  const err = await completeNext(first.id, 'qa').then(() => null, (e: unknown) => e as Error);
+  assert.ok(err, 'the second completion is refused');
+  assert.is(tasks.get(second.id)?.status, 'open');
+  assert.is(tasks.get(second.id)?.version, second.version, 'never claimed and released again');
+  assert.is(batches, before, 'nothing journaled');
+});
+
 T.run();
