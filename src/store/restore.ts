@@ -1,6 +1,6 @@
 // Restore at start: every committed path refs/sdd/state holds and the disk lacks is written back.
 import { execFileSync } from 'node:child_process';
-import { linkSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { tempPathFor } from './atomic.ts';
 import { isCommitted, isTaskFile, STATE_REF, type SddLayout } from './layout.ts';
@@ -51,6 +51,7 @@ function writeBack(layout: SddLayout, candidates: readonly { rel: string; oid: s
   const out: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: !hadTasks };
   const missing = candidates.filter((m) => isCommitted(m.rel) && !skip?.has(m.rel) && safeRel(m.rel));
   const temps = join(layout.runtime, 'restore');
+  sweepStale(temps);
   if (missing.length) mkdirSync(temps, { recursive: true });
   for (let i = 0; i < missing.length; i += CHUNK) {
     const chunk = missing.slice(i, i + CHUNK);
@@ -115,6 +116,19 @@ function catBlobs(root: string, oids: string[]): Buffer[] {
     at = nl + 1 + size + 1;
   }
   return out;
+}
+
+// A restore killed between its temp file and the link leaves the temp behind: one older than a minute is
+// a dead restore's (a live one links each file within milliseconds), so the next restore removes it.
+const STALE_MS = 60_000;
+function sweepStale(temps: string): void {
+  let names: string[];
+  try { names = readdirSync(temps); } catch { return; }
+  for (const name of names) {
+    const abs = join(temps, name);
+    const st = statSync(abs, { throwIfNoEntry: false });
+    if (st && Date.now() - st.mtimeMs > STALE_MS) rmSync(abs, { force: true, recursive: true });
+  }
 }
 
 // Temp file in `temps` (same file system), then link: never replaces a file that appeared meanwhile. False when one did.

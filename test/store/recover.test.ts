@@ -142,6 +142,13 @@ recover('restoreFromRef writes back exactly the missing committed files, byte fo
   assert.is(disk.get('tasks/c3/c3.json'), committed.get('tasks/c3/c3.json'));
   assert.is(restoreFromRef(layout).paths.join(), 'tasks/b2/b2.json');
   assert.not.ok(readdirSync(dirname(layout.task('c3'))).some((n) => n.endsWith('.tmp')), 'no temp file left');
+  // A restore killed before its link left a temp file an hour ago: the next restore removes it; a fresh one stays.
+  const temps = join(layout.runtime, 'restore');
+  writeFileSync(join(temps, 'c3.json.1234.tmp'), 'half');
+  utimesSync(join(temps, 'c3.json.1234.tmp'), new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+  writeFileSync(join(temps, 'c3.json.5678.tmp'), 'being written');
+  restoreFromRef(layout);
+  assert.equal(readdirSync(temps), ['c3.json.5678.tmp']);
 });
 
 recover('a clean stop vouches for a file only while its size, mtime and ctime say it is untouched, and not near the stop', () => {
