@@ -3,6 +3,9 @@ import { byCreation, emptyCounts } from './query.ts';
 import type { Task, TaskCounts, TaskStatus } from './schema.ts';
 import { Heap, type Entry } from './heap.ts';
 
+/** Task texts jsonOf keeps for the next list (~1 KB each). */
+export const TEXTS_KEPT = 10_000;
+
 // One string per (tenant, role), shared by every entry of that queue.
 const queueKeys = new Map<string, Map<string, string>>();
 const queueKey = (tenant: string, role: string): string => {
@@ -34,7 +37,9 @@ export class Board {
   // While a load fills the board, ready queues are built once at its end, not per task.
   private loading = false;
   // JSON bytes per task object: lists of large tasks are not serialised again on every request (a changed task is a new object).
-  private texts = new WeakMap<Task, Buffer>();
+  // The JSON of tasks lists sent lately, by record (a change makes a new record): the oldest go beyond
+  // TEXTS_KEPT, or one full list of a 100k board would keep ~100 MB of them until each task changed.
+  private texts = new Map<Task, Buffer>();
 
   get size(): number { return this.tasks.size; }
   /** The task with this id. */
@@ -54,8 +59,14 @@ export class Board {
   /** The JSON of a task of this board as UTF-8 bytes, serialised once per version. */
   jsonOf(t: Task): Buffer {
     let bytes = this.texts.get(t);
-    if (bytes === undefined) this.texts.set(t, (bytes = Buffer.from(JSON.stringify(t))));
+    if (bytes !== undefined) return bytes;
+    if (this.texts.size >= TEXTS_KEPT) this.texts.delete(this.texts.keys().next().value!);
+    this.texts.set(t, (bytes = Buffer.from(JSON.stringify(t))));
     return bytes;
+  }
+  /** How many task texts jsonOf keeps (at most TEXTS_KEPT). */
+  get textsKept(): number {
+    return this.texts.size;
   }
   /** Every task of one tenant, in creation order. */
   ofTenant(tenant: string): Task[] { return this.all().filter((t) => t.tenant === tenant); }

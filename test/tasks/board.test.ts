@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Board } from '../../src/tasks/board.ts';
+import { Board, TEXTS_KEPT } from '../../src/tasks/board.ts';
 import { ownerKey, transition } from '../../src/tasks/machine.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { at, task } from './fixtures.ts';
@@ -166,6 +166,21 @@ q('a board loaded in bulk queues what one filled task by task would, in the same
   assert.equal([drain(bulk, 'qa'), drain(bulk, 'backend', 'acme')], [['qa'], ['acme']]);
   bulk.upsert(transition(bulk.get('dep')!, 'complete', { result_summary: 'ok' } as never, at(3)));
   assert.equal(drain(bulk), ['waits'], 'a dependent is queued once its dependency is done');
+});
+
+idx('a list serialises a task once per version, and keeps the texts of the last lists only (a full list of a big board does not stay in memory)', () => {
+  const b = new Board();
+  const n = TEXTS_KEPT + 500;
+  for (let i = 0; i < n; i++) b.upsert(task(`t${String(i).padStart(6, '0')}`));
+  const first = b.get('t000000')!;
+  const bytes = b.jsonOf(first);
+  assert.equal(JSON.parse(bytes.toString()), first);
+  assert.is(b.jsonOf(first), bytes, 'the same version: the same bytes, not serialised again');
+  for (const t of b.all()) b.jsonOf(t);
+  assert.is(b.textsKept, TEXTS_KEPT, 'one list of every task keeps at most TEXTS_KEPT texts');
+  const changed = { ...first, title: 'renamed', version: first.version + 1 };
+  b.upsert(changed);
+  assert.is(JSON.parse(b.jsonOf(changed).toString()).title, 'renamed', 'a new version is serialised anew');
 });
 
 q.run();
