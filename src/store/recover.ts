@@ -6,11 +6,10 @@ import { blobId } from './git-objects.ts';
 import type { Git } from './git-cli.ts';
 import type { RecoverOptions, StartReport } from './committer-types.ts';
 import { isCommitted, isTaskFile, STATE_REF, type SddLayout } from './layout.ts';
-import { restoreMissing, type RestoreResult } from './restore.ts';
+import { parseLsTree, restoreMissing, type RefBlob, type RestoreResult } from './restore.ts';
 import { largeBoard, scanOnThread } from './start-scan.ts';
 
-/** A blob of the ref: its id and size. */
-export interface RefBlob { oid: string; size: number }
+export type { RefBlob } from './restore.ts';
 
 /** A clean stop: `head` was committed after every file was written, at `at` (the marker's mtime, ms). */
 export interface CleanStop { head: string; at: number }
@@ -155,24 +154,7 @@ function listFiles(base: string): string[] {
 /** Blobs under `.sdd/` in commit `head`: path relative to `.sdd` → blob id and size. */
 export async function listCommitted(git: Git, head: string): Promise<Map<string, RefBlob>> {
   const { stdout } = await git.run(['ls-tree', '-r', '-z', '-l', '--full-tree', head, '--', '.sdd']);
-  const out = new Map<string, RefBlob>();
-  // "<mode> SP <type> SP <oid> SP+ <size>\t<path>\0", read with indexOf: 200k entries at start.
-  for (let at = 0; at < stdout.length;) {
-    const end = stdout.indexOf('\0', at);
-    const stop = end < 0 ? stdout.length : end;
-    const tab = stdout.indexOf('\t', at);
-    if (tab > 0 && tab < stop && stdout.startsWith('.sdd/', tab + 1)) {
-      const mode = stdout.slice(at, at + 6);
-      const isBlob = stdout.startsWith(' blob ', at + 6);
-      // Regular files only: the committer writes nothing else, and a symlink could point anywhere.
-      if (isBlob && (mode === '100644' || mode === '100755')) {
-        const oid = stdout.slice(at + 12, at + 52);
-        out.set(stdout.slice(tab + 6, stop), { oid, size: Number(stdout.slice(at + 53, tab)) });
-      }
-    }
-    at = stop + 1;
-  }
-  return out;
+  return parseLsTree(stdout);
 }
 
 /** The clean stop recorded in `file` (its mtime is when), if it names `head`; else null (a crash, or the ref moved since). */

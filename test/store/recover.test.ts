@@ -10,7 +10,7 @@ import { createCommitter } from '../../src/store/committer.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout, shardedRel } from '../../src/store/layout.ts';
 import { scanSdd, unchangedSince } from '../../src/store/recover.ts';
-import { restoreFromRef } from '../../src/store/restore.ts';
+import { parseLsTree, restoreFromRef } from '../../src/store/restore.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -149,6 +149,16 @@ recover('restoreFromRef writes back exactly the missing committed files, byte fo
   writeFileSync(join(temps, 'c3.json.5678.tmp'), 'being written');
   restoreFromRef(layout);
   assert.equal(readdirSync(temps), ['c3.json.5678.tmp']);
+});
+
+recover('one ls-tree parser for restore and recover: regular files under .sdd only, with or without sizes', () => {
+  const a = 'a'.repeat(40), b = 'b'.repeat(40), c = 'c'.repeat(64);
+  const long = [`100644 blob ${a}     123\t.sdd/tasks/01/t1.json`, `120000 blob ${b}      9\t.sdd/link`, `100755 blob ${b}   4567\t.sdd/x y.json`, `100644 blob ${a}      1\tREADME.md`, ''].join('\0');
+  assert.equal([...parseLsTree(long)], [['tasks/01/t1.json', { oid: a, size: 123 }], ['x y.json', { oid: b, size: 4567 }]]);
+  const short = parseLsTree([`100644 blob ${c}\t.sdd/config.yaml`, `040000 tree ${a}\t.sdd/tasks`].join('\0'));
+  assert.equal([...short.keys()], ['config.yaml']);
+  assert.is(short.get('config.yaml')!.oid, c, 'a sha256 id is read whole');
+  assert.ok(Number.isNaN(short.get('config.yaml')!.size), 'no size without -l');
 });
 
 recover('a clean stop vouches for a file only while its size, mtime and ctime say it is untouched, and not near the stop', () => {
