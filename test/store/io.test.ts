@@ -23,6 +23,36 @@ io('JSON files have sorted keys at every level, 2-space indent and a trailing ne
   assert.is(text, '{\n  "a": {\n    "c": null,\n    "d": [\n      {\n        "y": 2,\n        "z": 1\n      }\n    ]\n  },\n  "b": 1\n}\n');
 });
 
+io('stableStringify writes what a key-sorting replacer writes, for records in any key order', () => {
+  // The reference: JSON.stringify with a replacer that sorts every object it meets.
+  const reference = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => {
+    if (x === null || typeof x !== 'object' || Array.isArray(x)) return x;
+    return Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]));
+  }, 2) + '\n';
+  let seed = 7;
+  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const keys = ['a', 'b', 'z', 'id', '10', '9', 'Ä', 'é', '_x', 'version', 'metadata'];
+  const value = (depth: number): unknown => {
+    const kind = rnd(depth > 2 ? 4 : 7);
+    if (kind === 0) return rnd(1000) - 500;
+    if (kind === 1) return rnd(2) ? null : 'text "quoted"\n';
+    if (kind === 2) return rnd(2) === 1;
+    if (kind === 3) return new Date(1_800_000_000_000 + rnd(1000));
+    if (kind === 4) return Array.from({ length: rnd(4) }, () => value(depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = rnd(6); i > 0; i--) o[keys[rnd(keys.length)]!] = value(depth + 1);
+    if (rnd(5) === 0) o.skipped = undefined;
+    return o;
+  };
+  for (let i = 0; i < 500; i++) {
+    const v = value(0);
+    assert.is(stableStringify(v), reference(v));
+  }
+  const shared = { a: 1, b: { c: 2 } };
+  stableStringify({ z: shared, a: [shared] });
+  assert.equal(Object.keys(shared), ['a', 'b'], 'the value written is not changed');
+});
+
 io('an atomic write creates missing folders and leaves no temp file', async () => {
   const file = join(tmp.dir, 'x', 'y', 'r.json');
   await writeFileAtomic(file, stableStringify({ z: 1, a: 2 }));

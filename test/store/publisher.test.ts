@@ -87,7 +87,7 @@ pub('room() holds writers back while the backlog is at the high-water mark', asy
   assert.is(readFileSync(join(tmp.dir, 'f2.json'), 'utf8'), '2\n');
 });
 
-pub('appended lines reach their file in order right away; a reader sees each in the file or still waiting', async () => {
+pub('appended lines reach their file in order; a reader sees each in the file or still waiting', async () => {
   const written: string[] = [];
   let full = false;
   const timers = manualTimers();
@@ -107,6 +107,26 @@ pub('appended lines reach their file in order right away; a reader sees each in 
   full = false;
   await drained(p, timers);
   assert.is(readFileSync(file, 'utf8'), '{"n":1}\n{"n":2}\n{"n":3}\n');
+  await p.close();
+});
+
+pub('appended lines wait like texts: lines appended within the delay reach their file in one write', async () => {
+  let writes = 0;
+  const timers = manualTimers();
+  const p = createPublisher({ log, timers, delayMs: 50, faults: { beforeWrite: () => { writes++; } } });
+  const file = join(tmp.dir, 'audit', 'day.jsonl');
+  for (let i = 1; i <= 20; i++) {
+    p.append(file, `{"n":${i}}`);
+    await sleep(1); // separate turns of the event loop, as separate batches of requests are
+  }
+  await timers.advance(49);
+  await sleep(5);
+  assert.not.ok(existsSync(file), 'nothing is written before the oldest line is due');
+  assert.is(p.lines(file).length, 20);
+  await timers.advance(1);
+  for (let end = Date.now() + 5000; p.backlog && Date.now() < end;) await sleep(2);
+  assert.is(readFileSync(file, 'utf8').split('\n').filter(Boolean).length, 20);
+  assert.is(writes, 1, 'one write for twenty lines');
   await p.close();
 });
 

@@ -3,15 +3,39 @@ import { RecordMissing, VersionConflict, type AuditEntry, type Effects, type Not
 
 /** JSON with recursively sorted object keys, 2-space indent and a trailing newline (diffs well). */
 export function stableStringify(value: unknown): string {
-  return JSON.stringify(value, sortKeys, 2) + '\n';
+  // A sorted view, then the native writer: half the CPU of a replacer, which JSON.stringify calls per value.
+  return JSON.stringify(sorted(value), null, 2) + '\n';
 }
 
-// A replacer sees every value on the way down, so sorting here sorts every level.
-function sortKeys(_key: string, v: unknown): unknown {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v).sort()) out[k] = (v as Record<string, unknown>)[k];
-  return out;
+// `v` with every object's keys in sorted order; parts already sorted are shared, not copied (records
+// keep their key order through parse and spread, so most of a record is taken as it is).
+function sorted(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const s = sorted(v[i]);
+      if (s !== v[i]) (copy ??= v.slice())[i] = s;
+    }
+    return copy ?? v;
+  }
+  // An object with toJSON (a Date) is written by JSON.stringify as its toJSON() value.
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return v;
+  const rec = v as Record<string, unknown>;
+  const keys = Object.keys(rec);
+  let inOrder = true;
+  for (let i = 1; i < keys.length && inOrder; i++) inOrder = keys[i - 1]! < keys[i]!;
+  if (!inOrder) {
+    const out: Record<string, unknown> = {};
+    for (const k of keys.sort()) out[k] = sorted(rec[k]);
+    return out;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const k of keys) {
+    const s = sorted(rec[k]);
+    if (s !== rec[k]) (out ??= { ...rec })[k] = s;
+  }
+  return out ?? rec;
 }
 
 /**
