@@ -14,8 +14,8 @@ import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
-import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, startMessage, ulidIds, type Faults, type Ids, type RestoreResult, type SddLayout, type StateCommitter } from '../store/index.ts';
-import { openTasks, TASK_SCHEMAS, type Tasks } from '../tasks/index.ts';
+import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, startMessage, ulidIds, type Faults, type Ids, type RecoverOptions, type RestoreResult, type SddLayout, type SnapshotVerdict, type StateCommitter } from '../store/index.ts';
+import { openTasks, TASK_SCHEMAS, type Tasks, type TasksDomain } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, killRequester, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
 import { applyEnv, loadConfigFile } from '../config/index.ts';
@@ -86,20 +86,25 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   // The files are compared with the ref (on a thread of its own for a large board) while the board loads:
   // both only read, and restored files appear whole, so the board reads the folders of those restored
   // meanwhile again at its end. What writes `.sdd` at start (the audit inbox, EU AI Act backfill) waits for the whole.
+  // The comparison also says which tasks of the last stop's board snapshot still match their files.
   let filesThere!: (paths: readonly string[]) => void;
   const restored = new Promise<readonly string[]>((resolve) => { filesThere = resolve; });
-  const recovering = recoverState(layout, committer, new Set(deleted), o.restored, log, filesThere);
+  let judged!: (verdict: SnapshotVerdict | null) => void;
+  const verdict = new Promise<SnapshotVerdict | null>((resolve) => { judged = resolve; });
+  const recovering = recoverState(layout, committer, { deletions: new Set(deleted), before: o.restored, onRestored: filesThere, snapshot: layout.boardSnapshot, onSnapshot: judged }, log);
   const restoredTasks = Promise.race([restored, recovering.then(() => [] as readonly string[])]);
+  const snapshot = { file: layout.boardSnapshot, verdict: Promise.race([verdict, recovering.then(() => null)]) };
   restoredTasks.catch(() => undefined); // a failed recover fails the start where it is awaited, never unhandled
+  snapshot.verdict.catch(() => undefined);
   await warnMissingAuditKey(layout, log);
   const chain = await openAuditChain({ layout, clock, log: log.withTag('audit') });
   const store = createOwnedStore({ layout, committer, log: log.withTag('store'), faults: testFaults(layout, o.env), timers, sealer: chain });
   // Audit records of other domains (SSO, exports) are journaled like a task change's: in chain order, exactly once.
   const audit = { append: (entry: AuditEntry) => store.emit({ audit: entry }) };
   const tenants = createTenantGate({ layout, log, defaultMax: config.tenants.default_max_tasks });
-  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config, timers }, restoredTasks);
+  const domain = await openTasks({ layout, store, clock, ids, log: log.withTag('tasks'), tenants, config, timers }, restoredTasks, snapshot);
   const { tasks } = domain;
-  log.info(`loaded ${domain.loaded} task(s)`);
+  log.info(`loaded ${domain.loaded} task(s)${domain.fromSnapshot ? ` (${domain.fromSnapshot} from the board snapshot)` : ''}`);
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record:
   // found while the comparison finishes (the folder read once restored), written after the inbox below.
   let mayWrite!: () => void;
@@ -219,9 +224,10 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await draining;
       await drainInbox();
       await stopEdits();
-      // Files and lines behind the journal first, so the last state commit has them.
+      // Files and lines behind the journal first, so the last state commit has them. The board no longer
+      // changes: its snapshot is written meanwhile (the next start trusts it per file, never as a whole).
       await store.close();
-      await committer.stop();
+      await Promise.all([committer.stop(), saveBoard(domain, layout.boardSnapshot, log)]);
       mirror.close();
       await releaseAudit();
     },
@@ -258,11 +264,21 @@ async function startSso(o: RuntimeOptions, audit: { append(entry: AuditEntry): P
 
 // Under the server lock: write back what is still missing (journaled deletes excepted), commit what
 // differs and the journaled deletes, then say in words what happened.
-async function recoverState(layout: SddLayout, committer: StateCommitter, deletions: Set<string>, before: RestoreResult | null | undefined, log: Logger, onRestored: (paths: readonly string[]) => void): Promise<void> {
+async function recoverState(layout: SddLayout, committer: StateCommitter, o: Omit<RecoverOptions, 'restored'> & { before: RestoreResult | null | undefined }, log: Logger): Promise<void> {
   // The per-task folders are restored here (initSdd restored only the rest), from the listings the recover makes.
-  const { report } = await committer.recover({ deletions, restore: true, onRestored, ...(before ? { restored: before } : {}) });
+  const { before, ...rest } = o;
+  const { report } = await committer.recover({ ...rest, restore: true, ...(before ? { restored: before } : {}) });
   await dropJournalDeletes(layout);
   log.info(startMessage(report));
+}
+
+// A failed snapshot costs the next start its reads, nothing else: said, never thrown.
+async function saveBoard(domain: TasksDomain, file: string, log: Logger): Promise<void> {
+  try {
+    await domain.saveSnapshot(file);
+  } catch (err) {
+    log.warn('board snapshot not written: the next start reads every task file', { err: (err as Error).message });
+  }
 }
 
 // A clone has the audit segments (committed) but never the key (a secret): say what that means.

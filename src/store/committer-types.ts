@@ -1,4 +1,5 @@
 // Contracts of the state committer: what a commit and a start report, and the committer itself.
+import type { SnapshotVerdict } from './snapshot.ts';
 import type { Note } from './types.ts';
 
 export interface CommitResult {
@@ -36,6 +37,10 @@ export interface RecoverOptions {
   onRestored?: (paths: readonly string[]) => void;
   /** Compare on a thread of its own (start-scan.ts); unset: when the board is large. */
   thread?: boolean;
+  /** A snapshot of records (snapshot.ts) to judge against the files while comparing them. */
+  snapshot?: string;
+  /** Called with the verdict on `snapshot` (null: none, or unreadable) once the files are compared, before any commit. */
+  onSnapshot?: (verdict: SnapshotVerdict | null) => void;
 }
 
 export interface RecoverResult {

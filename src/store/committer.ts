@@ -116,7 +116,8 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   const recover = (o: RecoverOptions = {}) =>
     enqueue(async (): Promise<RecoverResult> => {
       const head = await writer.reload();
-      const { changed, deletions, report } = await startDiff(layout, git, head, o, log);
+      const { changed, deletions, report, snapshot } = await startDiff(layout, git, head, o, log);
+      o.onSnapshot?.(snapshot);
       if (!changed.size && !deletions.length) {
         recovered = true;
         return { commit: null, report };

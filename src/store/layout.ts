@@ -30,6 +30,8 @@ export function sddLayout(root: string) {
     serverInfo: join(runtime, 'server.json'),
     /** The last clean stop of the server's committer: the state ref's head then (store/recover.ts). */
     stateClean: join(runtime, 'state-clean.json'),
+    /** The board's tasks as a clean stop left them, for the next start (store/snapshot.ts); removed once loaded. */
+    boardSnapshot: join(runtime, 'board.snapshot'),
     agentsDir: join(runtime, 'agents'),
     logsDir: join(runtime, 'logs'),
     signalsDir: join(runtime, 'signals'),

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { readFileSync, rmSync, statSync, type Stats } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../lib/log.ts';
@@ -7,6 +7,8 @@ import type { Git } from './git-cli.ts';
 import type { RecoverOptions, StartReport } from './committer-types.ts';
 import { isCommitted, isTaskFile, STATE_REF, type SddLayout } from './layout.ts';
 import { parseLsTree, restoreMissing, type RefBlob, type RestoreResult } from './restore.ts';
+import { walkSdd, type FileStamps } from './sdd-walk.ts';
+import { readSnapshotIndex, snapshotJudge, type SnapshotVerdict } from './snapshot.ts';
 import { largeBoard, scanOnThread } from './start-scan.ts';
 
 export type { RefBlob } from './restore.ts';
@@ -30,7 +32,7 @@ export function unchangedSince(st: Pick<Stats, 'size' | 'mtimeMs' | 'ctimeMs'>, 
 /** Committed files under `.sdd` on disk: path relative to `.sdd` → git blob id (read and hashed, or vouched for as below). */
 export async function scanSdd(layout: SddLayout, trust: { ref: ReadonlyMap<string, RefBlob>; clean: CleanStop | null } = { ref: new Map(), clean: null }): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  await eachBlob(layout, await listSddFiles(layout), trust.ref, trust.clean, (rel, oid) => { out.set(rel, oid); });
+  await eachBlob(layout, await listSddFiles(layout), trust.ref, trust.clean, null, (rel, oid) => { out.set(rel, oid); });
   return out;
 }
 
@@ -39,6 +41,8 @@ export interface StartScan {
   changed: Map<string, string>;
   missing: { rel: string; oid: string }[];
   restored: RestoreResult;
+  /** The verdict on the board's snapshot (RecoverOptions.snapshot), null when there is none or it is unreadable. */
+  snapshot: SnapshotVerdict | null;
 }
 
 /**
@@ -49,7 +53,7 @@ export interface StartScan {
  */
 export async function startDiff(layout: SddLayout, git: Git, head: string | null, o: RecoverOptions, log: Logger) {
   const scan = (o.thread ?? largeBoard(layout)) ? await scanOnThread(layout, head, o) : await scanForStart(layout, git, head, o);
-  const { changed, missing } = scan;
+  const { changed, missing, snapshot } = scan;
   const before = o.restored ?? { paths: [], tasks: 0, diskHadNoTasks: false };
   const again = scan.restored;
   const restored = o.restore ? { paths: [...before.paths, ...again.paths], tasks: before.tasks + again.tasks, diskHadNoTasks: again.diskHadNoTasks } : before;
@@ -59,23 +63,42 @@ export async function startDiff(layout: SddLayout, git: Git, head: string | null
     first: !head && changed.size > 0, committed: [...changed.keys()].sort(), deleted: deletions,
     restoredTasks: restored.tasks, restoredOther: restored.paths.length - restored.tasks, fetched: restored.diskHadNoTasks && restored.tasks > 0,
   };
-  return { changed, deletions, report };
+  return { changed, deletions, report, snapshot };
 }
 
 /**
  * The comparison itself, on whichever thread calls it: the ref listed while the folders are, the missing
  * written back (`restore`, journaled `deletions` excepted), `onRestored`, then every file against the ref.
  */
-export async function scanForStart(layout: SddLayout, git: Git, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored'>): Promise<StartScan> {
-  const [ref, files] = await Promise.all([head ? listCommitted(git, head) : new Map<string, RefBlob>(), listSddFiles(layout)]);
+export async function scanForStart(layout: SddLayout, git: Git, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot'>): Promise<StartScan> {
+  const clean = readCleanStop(layout.stateClean, head);
+  const listing = head ? listCommitted(git, head) : Promise.resolve(new Map<string, RefBlob>());
+  // The files are walked and stat'ed (after a clean stop) while git lists the ref.
+  const { files, stamps, litter } = await walkSdd(layout.sdd, { stat: clean !== null });
+  const ref = await listing;
+  const judge = o.snapshot ? snapshotFor(layout, o.snapshot, litter) : null;
   let restored: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: false };
   if (o.restore) {
-    restored = restoreMissing(layout, missingFrom(ref, files), files.some(isTaskFile), o.deletions);
+    const lacking = missingFrom(ref, files);
+    restored = restoreMissing(layout, lacking, files.some(isTaskFile), o.deletions);
     for (const rel of restored.paths) ref.delete(rel); // written from the ref: as it holds them
+    if (judge && restored.paths.length) {
+      const oids = new Map(lacking.map((m) => [m.rel, m.oid]));
+      for (const rel of restored.paths) judge.see(rel, oids.get(rel)!);
+    }
   }
   o.onRestored?.(restored.paths);
-  const { changed, missing } = await diffWithRef(layout, ref, readCleanStop(layout.stateClean, head), files);
-  return { changed, missing, restored };
+  const { changed, missing } = await diffWithRef(layout, ref, clean, files, judge?.see, stamps);
+  return { changed, missing, restored, snapshot: judge?.verdict() ?? null };
+}
+
+// The judge of the snapshot the board loads from (null: unreadable, it loads without). Its prefix's folders are
+// read by nobody else then: the temp files and lock folders a dead writer left in them are removed here.
+function snapshotFor(layout: SddLayout, file: string, litter: readonly string[]) {
+  const snap = readSnapshotIndex(file);
+  if ('reason' in snap) return null;
+  for (const rel of litter) if (rel.startsWith(snap.prefix)) rmSync(`${layout.sdd}/${rel}`, { recursive: true, force: true });
+  return snapshotJudge(snap);
 }
 
 // The ref's blobs not among `files` (one pass of lookups when none is missing, the usual case).
@@ -94,9 +117,10 @@ function missingFrom(ref: ReadonlyMap<string, RefBlob>, files: readonly string[]
  * disk): changed or new paths with their blob ids, and the ref's blobs the disk lacks. A file unchanged
  * since a clean stop at the ref's head (`unchangedSince`) takes the ref's id from a stat; the others are read.
  */
-export async function diffWithRef(layout: SddLayout, ref: Map<string, RefBlob>, clean: CleanStop | null, files: readonly string[]) {
+export async function diffWithRef(layout: SddLayout, ref: Map<string, RefBlob>, clean: CleanStop | null, files: readonly string[], seen?: (rel: string, oid: string) => void, stamps?: FileStamps | null) {
   const changed = new Map<string, string>();
-  await eachBlob(layout, files, ref, clean, (rel, oid, blob) => {
+  await eachBlob(layout, files, ref, clean, stamps ?? null, (rel, oid, blob) => {
+    seen?.(rel, oid);
     if (blob?.oid !== oid) changed.set(rel, oid);
     ref.delete(rel);
   });
@@ -107,14 +131,15 @@ export async function diffWithRef(layout: SddLayout, ref: Map<string, RefBlob>, 
 
 // Measured on 100k small files: readFileSync 0.6 s, callback readFile ×64 in flight 1.1 s,
 // fs.promises.readFile 4.2 s, statSync 0.2–0.5 s. So: sync calls in small slices, yielding between.
-async function eachBlob(layout: SddLayout, files: readonly string[], ref: ReadonlyMap<string, RefBlob>, clean: CleanStop | null, visit: (rel: string, oid: string, blob: RefBlob | undefined) => void, slice = 256) {
+// `stamps` are the files' stats taken by the walk; without them a file is stat'ed here.
+async function eachBlob(layout: SddLayout, files: readonly string[], ref: ReadonlyMap<string, RefBlob>, clean: CleanStop | null, stamps: FileStamps | null, visit: (rel: string, oid: string, blob: RefBlob | undefined) => void, slice = 256) {
   for (let i = 0; i < files.length; i += slice) {
     for (let k = i; k < Math.min(i + slice, files.length); k++) {
       const rel = files[k]!;
       const abs = `${layout.sdd}/${rel}`; // rel comes from readdir: already normal
       const blob = ref.get(rel);
       try {
-        visit(rel, clean && blob && unchangedSince(statSync(abs), blob, clean) ? blob.oid : blobId(readFileSync(abs)), blob);
+        visit(rel, clean && blob && unchangedSince(stamps ? stampOf(stamps, k) : statSync(abs), blob, clean) ? blob.oid : blobId(readFileSync(abs)), blob);
       } catch (err) {
         // Deleted while we looked: it is simply not on disk.
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
@@ -124,32 +149,11 @@ async function eachBlob(layout: SddLayout, files: readonly string[], ref: Readon
   }
 }
 
-/** The regular files under `.sdd` whose path is committed (relative to `.sdd`). */
-export const listSddFiles = async (layout: SddLayout): Promise<string[]> => listFiles(layout.sdd);
+// A stat from the walk as unchangedSince reads it (a file gone then has NaN: never vouched for, read, ENOENT).
+const stampOf = (s: FileStamps, k: number) => ({ size: s.size[k]!, mtimeMs: s.changed[k]!, ctimeMs: s.changed[k]! });
 
-// One synchronous walk, runtime/secrets/worktrees skipped early: on a 100k board (2k folders, 200k files)
-// a third of the CPU of an async readdir per folder, whose promises and thread-pool hops cost more than the calls.
-function listFiles(base: string): string[] {
-  const out: string[] = [];
-  const folders = [''];
-  for (let rel = folders.pop(); rel !== undefined; rel = folders.pop()) {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(rel ? `${base}/${rel}` : base, { withFileTypes: true });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') continue; // gone (or replaced) while we looked
-      throw err;
-    }
-    for (const e of entries) {
-      const path = rel ? `${rel}/${e.name}` : e.name;
-      if (!isCommitted(path)) continue;
-      if (e.isDirectory()) folders.push(path);
-      else if (e.isFile()) out.push(path);
-    }
-  }
-  return out;
-}
+/** The regular files under `.sdd` whose path is committed (relative to `.sdd`). */
+export const listSddFiles = async (layout: SddLayout): Promise<string[]> => (await walkSdd(layout.sdd)).files;
 
 /** Blobs under `.sdd/` in commit `head`: path relative to `.sdd` → blob id and size. */
 export async function listCommitted(git: Git, head: string): Promise<Map<string, RefBlob>> {

@@ -9,6 +9,7 @@ const job = workerData as ScanJob;
 const scan = await scanForStart(sddLayout(job.root), createGit(job.root), job.head, {
   restore: job.restore,
   ...(job.deletions ? { deletions: new Set(job.deletions) } : {}),
+  ...(job.snapshot ? { snapshot: job.snapshot } : {}),
   onRestored: (paths) => parentPort!.postMessage({ restored: paths } satisfies ScanReply),
 });
 parentPort!.postMessage({ scan } satisfies ScanReply);

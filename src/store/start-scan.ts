@@ -9,7 +9,7 @@ import type { SddLayout } from './layout.ts';
 import type { StartScan } from './recover.ts';
 
 /** What the thread is asked: `scanForStart` over the tree at `root`. */
-export interface ScanJob { root: string; head: string | null; restore: boolean; deletions: string[] | null }
+export interface ScanJob { root: string; head: string | null; restore: boolean; deletions: string[] | null; snapshot: string | null }
 /** The thread says when the files are all there (restored), then what it found. */
 export type ScanReply = { restored: readonly string[] } | { scan: StartScan };
 
@@ -33,8 +33,8 @@ export function largeBoard(layout: SddLayout): boolean {
 }
 
 /** `scanForStart` on a thread of its own; `onRestored` is called on this one. */
-export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored'>): Promise<StartScan> {
-  const job: ScanJob = { root: layout.root, head, restore: o.restore ?? false, deletions: o.deletions ? [...o.deletions] : null };
+export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot'>): Promise<StartScan> {
+  const job: ScanJob = { root: layout.root, head, restore: o.restore ?? false, deletions: o.deletions ? [...o.deletions] : null, snapshot: o.snapshot ?? null };
   return new Promise((resolve, reject) => {
     // A small young generation, as the publisher's: the default (16 MiB semi-spaces) adds ~30 MiB of RSS at the start's peak.
     const worker = moduleWorker(import.meta.url, 'start-scan-worker', { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 4 } });

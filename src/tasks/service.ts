@@ -17,6 +17,7 @@ import { createTask, selfCreate } from './create.ts';
 import { completeTask } from './lifecycle.ts';
 import { noteFor, changeNote } from './notes.ts';
 import { readProgress, reportProgress } from './progress.ts';
+import { loadFromSnapshot, saveBoard, type BoardSnapshot } from './snapshot.ts';
 import { Draining, TaskNotFound, TaskReassigned, VersionConflict } from './errors.ts';
 import { transition, type TaskOp } from './machine.ts';
 import { parentRollup } from './parents.ts';
@@ -91,7 +92,8 @@ export interface ApplyOptions {
  * Other domains see it as `Tasks` (api.ts); the board and deps are for src/tasks alone.
  */
 export class TaskService implements Tasks {
-  readonly board = new Board();
+  /** Replaced only while it loads (a snapshot that must be loaded again: tasks/snapshot.ts). */
+  board = new Board();
   draining = false;
   /** Set by the cluster when it runs; without it node tokens claim and write like any agent. */
   nodes: NodeHooks | null = null;
@@ -132,12 +134,23 @@ export class TaskService implements Tasks {
     return this.inflight.get(tenant)?.titles.has(key) ?? false;
   }
 
-  /** Load every task file into memory (at start, under the server lock); returns the number loaded. */
-  async load(): Promise<number> {
-    const shards = await readdir(this.deps.layout.tasksDir).catch(() => [] as string[]);
-    let n = 0;
-    await this.board.load((put) => this.readShards(shards, (t) => { put(t); n++; }));
-    return n;
+  /**
+   * Load every task into memory (at start, under the server lock): from `snapshot` (the last stop's) for the
+   * files it still matches, else from the files. How many were loaded, and how many from the snapshot.
+   */
+  async load(snapshot?: BoardSnapshot): Promise<{ loaded: number; fromSnapshot: number }> {
+    const target = { board: () => this.board, fresh: () => (this.board = new Board()), prepare: fromFile };
+    const fromSnapshot = snapshot ? await loadFromSnapshot(this.deps, snapshot, target) : null;
+    if (fromSnapshot === null) {
+      const shards = await readdir(this.deps.layout.tasksDir).catch(() => [] as string[]);
+      await this.board.load((put) => this.readShards(shards, (t) => put(fromFile(t))));
+    }
+    return { loaded: this.board.size, fromSnapshot: fromSnapshot ?? 0 };
+  }
+
+  /** Write the board to `file` for the next start (at a stop, once nothing changes it); how many tasks. */
+  saveSnapshot(file: string): Promise<number> {
+    return saveBoard(this.deps.layout, file, this.board.all());
   }
 
   /**
@@ -147,17 +160,17 @@ export class TaskService implements Tasks {
   async reload(paths: readonly string[]): Promise<void> {
     const shards = new Set<string>();
     for (const p of paths) if (isTaskFile(p)) shards.add(p.split('/')[1]!);
-    await this.readShards([...shards], (t) => this.board.upsert(t));
+    await this.readShards([...shards], (t) => this.board.upsert(fromFile(t)));
   }
 
-  // Every shard asked for at once: the store reads on while this parses what has arrived.
+  // Every shard asked for at once: the store reads on while this parses what has arrived. `put` gets the parsed records.
   private async readShards(shards: readonly string[], put: (task: Task) => void): Promise<void> {
     const dir = this.deps.layout.tasksDir;
     await Promise.all(shards.map(async (shard) => {
       for (const [name, text] of await this.deps.store.readFolder(join(dir, shard))) {
         if (!isValidId(name.slice(0, -5))) continue;
         try {
-          put(fromFile(JSON.parse(text) as Task));
+          put(JSON.parse(text) as Task);
         } catch {
           // An unreadable file is skipped, as a torn JSONL line is.
         }

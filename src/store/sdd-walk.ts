@@ -1,0 +1,64 @@
+// The walk of `.sdd` at start: its committed files and, after a clean stop, a stat of each. In slices
+// between which the event loop runs: the ref's listing streams from `git ls-tree` meanwhile, and a walk of
+// 200k files in one synchronous pass left git blocked on a full pipe for its whole length.
+import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { isCommitted } from './layout.ts';
+
+/** Per file of a walk (same order): size and last change (the later of mtime and ctime, ms); NaN when gone. */
+export interface FileStamps { size: Float64Array; changed: Float64Array }
+
+export interface SddWalk {
+  /** Committed regular files, relative to `.sdd`. */
+  files: string[];
+  /** With `stat`: each file's stamps. */
+  stamps: FileStamps | null;
+  /** Temp files and lock folders found in committed folders (a dead writer's), relative to `.sdd`. */
+  litter: string[];
+}
+
+// Directory entries or stats between two turns of the event loop.
+const SLICE = 512;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Walk `base` (runtime/secrets/worktrees skipped early), then stat every file found when `stat` is set. */
+export async function walkSdd(base: string, o: { stat?: boolean } = {}): Promise<SddWalk> {
+  const files: string[] = [];
+  const litter: string[] = [];
+  const folders = [''];
+  let since = 0;
+  for (let rel = folders.pop(); rel !== undefined; rel = folders.pop()) {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(rel ? `${base}/${rel}` : base, { withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue; // gone (or replaced) while we looked
+      throw err;
+    }
+    for (const e of entries) {
+      const path = rel ? `${rel}/${e.name}` : e.name;
+      if (!isCommitted(path)) {
+        if ((e.name.endsWith('.tmp') || e.name.endsWith('.lock')) && isCommitted(rel)) litter.push(path);
+        continue;
+      }
+      if (e.isDirectory()) folders.push(path);
+      else if (e.isFile()) files.push(path);
+    }
+    if ((since += entries.length) >= SLICE) { since = 0; await turn(); }
+  }
+  return { files, stamps: o.stat ? await statAll(base, files) : null, litter };
+}
+
+async function statAll(base: string, files: readonly string[]): Promise<FileStamps> {
+  const size = new Float64Array(files.length);
+  const changed = new Float64Array(files.length);
+  for (let i = 0; i < files.length; i += SLICE) {
+    for (let k = i; k < Math.min(i + SLICE, files.length); k++) {
+      const st = statSync(`${base}/${files[k]!}`, { throwIfNoEntry: false }); // paths from readdir: already normal
+      size[k] = st ? st.size : NaN;
+      changed[k] = st ? Math.max(st.mtimeMs, st.ctimeMs) : NaN;
+    }
+    await turn();
+  }
+  return { size, changed };
+}

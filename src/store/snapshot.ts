@@ -1,0 +1,190 @@
+// A snapshot of records written at a stop (`.sdd/runtime/`, never committed) so the next start reads one file
+// instead of one per record. Each record is kept with the git blob id of its file's text; a start takes a
+// record from the snapshot only when the comparison with refs/sdd/state (recover.ts) found that same blob
+// id on disk, so a file edited, replaced or deleted meanwhile is read as without a snapshot.
+//
+// Layout: chunks of records (each a JSON array of the files' texts), the index (a JSON array of path, blob
+// id, path, blob id…), then one trailer line saying how long each part is. The file's size must be the
+// sum, so a torn file is refused before anything is parsed.
+import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { tempPathFor } from './atomic.ts';
+import { blobId } from './git-objects.ts';
+import { stableStringify } from './records/cas.ts';
+
+const FORMAT = 'svc-snapshot/1';
+// Records per chunk: a chunk is one buffer and one JSON.parse at either end (~1 MB), memory stays flat.
+const CHUNK = 1000;
+// The trailer is read from the last bytes (its chunk sizes: ~7 bytes per 1,000 records).
+const TAIL = 1 << 20;
+
+interface Trailer { format: string; prefix: string; count: number; chunks: number[]; index: number }
+
+/** Which records of a snapshot a start may use: the rest (`stale`) and the files to read (`read`), by path relative to `.sdd`. */
+export interface SnapshotVerdict {
+  /** The snapshot's identity (inode, size, mtime): the reader checks it is the file it read. */
+  stamp: string;
+  /** Paths of records whose file changed or is gone: not to be taken from the snapshot. */
+  stale: string[];
+  /** Files under the snapshot's prefix not vouched for by it (changed, or not in it): read them. */
+  read: string[];
+}
+
+/** The records of a snapshot, or why it is not used (`absent`: there is none). */
+export type SnapshotRecords<T> = { stamp: string; prefix: string; values: T[] } | { reason: string };
+
+/**
+ * Write `items` (path relative to `.sdd` under `prefix`, record) to `file`, each record as its file's text
+ * (stableStringify) with that text's blob id. Written beside and renamed into place; not synced: a torn
+ * snapshot is refused at the next start. Yields between chunks. Returns the number of records.
+ */
+export async function writeSnapshot(file: string, prefix: string, items: Iterable<readonly [rel: string, value: unknown]>): Promise<number> {
+  const tmp = tempPathFor(file);
+  const fd = openSync(tmp, 'w', 0o600);
+  const index: string[] = [];
+  const chunks: number[] = [];
+  try {
+    let texts: string[] = [];
+    const flush = () => {
+      if (!texts.length) return;
+      chunks.push(writeSync(fd, Buffer.from(`[${texts.join(',')}]`)));
+      texts = [];
+    };
+    for (const [rel, value] of items) {
+      if (!rel.startsWith(prefix)) throw new Error(`snapshot: ${rel} is outside ${prefix}`);
+      const text = recordText(value);
+      index.push(rel, blobId(Buffer.from(text)));
+      texts.push(text);
+      if (texts.length === CHUNK) {
+        flush();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    flush();
+    const indexBytes = writeSync(fd, Buffer.from(JSON.stringify(index)));
+    const trailer: Trailer = { format: FORMAT, prefix, count: index.length / 2, chunks, index: indexBytes };
+    writeSync(fd, `\n${JSON.stringify(trailer)}\n`);
+    closeSync(fd);
+    renameSync(tmp, file);
+    return index.length / 2;
+  } catch (err) {
+    try { closeSync(fd); } catch { /* closed already */ }
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * A record's file text (stableStringify), from the native serialiser when its keys are in order already
+ * (a record read from its file, or changed from one): half the CPU of sorting every object again.
+ */
+export function recordText(value: unknown): string {
+  return keysInOrder(value) ? JSON.stringify(value, null, 2) + '\n' : stableStringify(value);
+}
+
+function keysInOrder(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return true;
+  if (Array.isArray(v)) return v.every(keysInOrder);
+  let last = '';
+  for (const k in v) {
+    if (k < last || !keysInOrder((v as Record<string, unknown>)[k])) return false;
+    last = k;
+  }
+  return true;
+}
+
+/** The records of the snapshot at `file`, whole, or why not (absent, torn, foreign). */
+export function readSnapshotRecords<T>(file: string): SnapshotRecords<T> {
+  return withSnapshot(file, (fd, t, stamp) => {
+    const values: T[] = [];
+    let at = 0;
+    let buf = Buffer.allocUnsafe(1 << 20);
+    for (const len of t.chunks) {
+      if (len > buf.length) buf = Buffer.allocUnsafe(len);
+      readExactly(fd, buf, len, at);
+      at += len;
+      for (const v of JSON.parse(buf.toString('utf8', 0, len)) as T[]) values.push(v);
+    }
+    if (values.length !== t.count) throw new Error(`${values.length} record(s), the trailer says ${t.count}`);
+    return { stamp, prefix: t.prefix, values };
+  });
+}
+
+/** The index of the snapshot at `file` (path → blob id), for the start's comparison, or why not. */
+export function readSnapshotIndex(file: string): { stamp: string; prefix: string; index: Map<string, string> } | { reason: string } {
+  return withSnapshot(file, (fd, t, stamp) => {
+    const buf = Buffer.allocUnsafe(t.index);
+    readExactly(fd, buf, t.index, t.chunks.reduce((a, b) => a + b, 0));
+    const flat = JSON.parse(buf.toString('utf8')) as string[];
+    if (flat.length !== t.count * 2) throw new Error(`${flat.length / 2} index entries, the trailer says ${t.count}`);
+    const index = new Map<string, string>();
+    for (let i = 0; i < flat.length; i += 2) index.set(flat[i]!, flat[i + 1]!);
+    return { stamp, prefix: t.prefix, index };
+  });
+}
+
+/** Remove the snapshot (a start that loaded it: from now on the files change). */
+export function removeSnapshot(file: string): void {
+  rmSync(file, { force: true });
+}
+
+/**
+ * The verdict on a snapshot from the blob ids of the files on disk: `see` every file (path relative to
+ * `.sdd`, blob id), then `verdict`. Pure: the comparison with the ref supplies the ids. Consumes `index`.
+ */
+export function snapshotJudge(snap: { stamp: string; prefix: string; index: Map<string, string> }) {
+  const { stamp, prefix, index } = snap;
+  const stale: string[] = [];
+  const read: string[] = [];
+  return {
+    see(rel: string, oid: string): void {
+      if (!rel.startsWith(prefix)) return;
+      const want = index.get(rel);
+      if (want === undefined) read.push(rel);
+      else {
+        index.delete(rel);
+        if (want !== oid) { stale.push(rel); read.push(rel); }
+      }
+    },
+    verdict(): SnapshotVerdict {
+      for (const rel of index.keys()) stale.push(rel); // not on disk
+      return { stamp, stale, read };
+    },
+  };
+}
+
+// Open, check the trailer against the file's size, run `body`; any failure becomes the reason.
+function withSnapshot<R>(file: string, body: (fd: number, t: Trailer, stamp: string) => R): R | { reason: string } {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    return { reason: (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'absent' : (err as Error).message };
+  }
+  try {
+    const st = fstatSync(fd);
+    const stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    const tail = Buffer.allocUnsafe(Math.min(TAIL, st.size));
+    readExactly(fd, tail, tail.length, st.size - tail.length);
+    const text = tail.toString('latin1'); // one char per byte: lengths below are bytes
+    const start = text.lastIndexOf('\n', text.length - 2);
+    if (start < 0 || !text.endsWith('\n')) return { reason: 'no trailer (torn)' };
+    const t = JSON.parse(text.slice(start + 1)) as Trailer;
+    if (t.format !== FORMAT) return { reason: `format ${JSON.stringify(t.format)}, not ${FORMAT}` };
+    const body_ = t.chunks.reduce((a, b) => a + b, 0) + t.index;
+    if (body_ + (text.length - start) !== st.size) return { reason: `${st.size} bytes, the trailer says ${body_ + text.length - start} (torn)` };
+    return body(fd, t, stamp);
+  } catch (err) {
+    return { reason: (err as Error).message };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readExactly(fd: number, buf: Buffer, len: number, position: number): void {
+  let done = 0;
+  while (done < len) {
+    const n = readSync(fd, buf, done, len - done, position + done);
+    if (n === 0) throw new Error('snapshot: shorter than its trailer says');
+    done += n;
+  }
+}

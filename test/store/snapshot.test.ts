@@ -1,0 +1,122 @@
+// The snapshot a stop writes and the next start trusts per file: its format (torn or foreign files refused),
+// the pure verdict, and the verdict the start's comparison gives on this thread and on the scan thread.
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { manualClock } from '../../src/lib/clock.ts';
+import { silentLogger } from '../../src/lib/log.ts';
+import { createCommitter } from '../../src/store/committer.ts';
+import { createGit } from '../../src/store/git-cli.ts';
+import { blobId } from '../../src/store/git-objects.ts';
+import { sddLayout } from '../../src/store/layout.ts';
+import { stableStringify } from '../../src/store/records/cas.ts';
+import { readSnapshotIndex, readSnapshotRecords, recordText, snapshotJudge, writeSnapshot, type SnapshotVerdict } from '../../src/store/snapshot.ts';
+import { makeRepo, makeTempDir, type TempRepo } from '../helpers/repo.ts';
+
+const S = suite('store snapshot');
+let tmp: ReturnType<typeof makeTempDir>;
+S.before.each(() => { tmp = makeTempDir('svc-snapshot-'); });
+S.after.each(() => tmp.cleanup());
+
+const rec = (id: string, extra: Record<string, unknown> = {}) => ({ id, version: 1, title: `task ${id}`, metadata: {}, ...extra });
+
+S('a snapshot gives back every record, and each one\'s blob id is that of its file\'s text', async () => {
+  const file = join(tmp.dir, 'board.snapshot');
+  // More than one chunk (1,000 records each), keys in and out of order.
+  const items = Array.from({ length: 2500 }, (_, i) => [`tasks/${i % 7}/r${i}.json`, i % 2 ? rec(`r${i}`) : { title: 'x', id: `r${i}`, metadata: { z: 1, a: [{ b: 2, a: 1 }] } }] as const);
+  assert.is(await writeSnapshot(file, 'tasks/', items), 2500);
+  const records = readSnapshotRecords<{ id: string }>(file);
+  assert.ok(!('reason' in records), JSON.stringify(records));
+  if ('reason' in records) return;
+  assert.equal(records.values, items.map(([, v]) => JSON.parse(stableStringify(v))));
+  const index = readSnapshotIndex(file);
+  if ('reason' in index) throw new Error(index.reason);
+  assert.is(index.stamp, records.stamp);
+  assert.is(index.index.size, 2500);
+  for (const [rel, v] of items) assert.is(index.index.get(rel), blobId(Buffer.from(stableStringify(v))));
+});
+
+S('a record\'s text is its file\'s text whatever the order of its keys', () => {
+  for (const v of [rec('a'), { b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } }, { 10: 'x', 9: 'y', a: '' }, { a: [], b: {}, c: 'é\n"' }]) {
+    assert.is(recordText(v), stableStringify(v));
+  }
+});
+
+S('a torn, foreign or missing snapshot is refused with its reason, never read', async () => {
+  const file = join(tmp.dir, 'board.snapshot');
+  assert.equal(readSnapshotRecords(file), { reason: 'absent' });
+  await writeSnapshot(file, 'tasks/', [['tasks/a/a.json', rec('a')], ['tasks/b/b.json', rec('b')]]);
+  const whole = readFileSync(file);
+  truncateSync(file, whole.length - 1);
+  assert.match((readSnapshotRecords(file) as { reason: string }).reason, 'torn');
+  truncateSync(file, Math.floor(whole.length / 2));
+  assert.match((readSnapshotRecords(file) as { reason: string }).reason, 'torn');
+  assert.match((readSnapshotIndex(file) as { reason: string }).reason, 'torn');
+  writeFileSync(file, whole.toString().replace('svc-snapshot/1', 'svc-snapshot/9'));
+  assert.match((readSnapshotRecords(file) as { reason: string }).reason, 'svc-snapshot/9');
+  // A chunk that does not parse, at the right length: refused whole, nothing half-given.
+  writeFileSync(file, Buffer.concat([Buffer.from('{'), whole.subarray(1)]));
+  assert.ok('reason' in readSnapshotRecords(file));
+  writeFileSync(file, '');
+  assert.ok('reason' in readSnapshotRecords(file));
+});
+
+S('the verdict keeps the records whose files have their blob id, and names the rest and the files it lacks', () => {
+  const judge = snapshotJudge({ stamp: 's', prefix: 'tasks/', index: new Map([['tasks/a.json', 'o1'], ['tasks/b.json', 'o2'], ['tasks/c.json', 'o3']]) });
+  judge.see('tasks/a.json', 'o1');
+  judge.see('tasks/b.json', 'changed');
+  judge.see('tasks/d.json', 'o4');
+  judge.see('eu_ai_act/a.json', 'o9');
+  assert.equal(judge.verdict(), { stamp: 's', stale: ['tasks/b.json', 'tasks/c.json'], read: ['tasks/b.json', 'tasks/d.json'] });
+});
+
+// The start's comparison judges the snapshot from the blob ids it establishes: a file edited while the
+// server was down (same size, mtime put back), one emptied, one deleted (restored from the ref: as the
+// snapshot has it), one added; a dead writer's temp file in a task folder is removed.
+async function judgedAtStart(repo: TempRepo, thread: boolean) {
+  const layout = sddLayout(repo.dir);
+  const ids = ['a1', 'b2', 'c3', 'e5'];
+  const values = new Map(ids.map((id) => [id, rec(id)]));
+  for (const id of ids) {
+    mkdirSync(dirname(layout.task(id)), { recursive: true });
+    writeFileSync(layout.task(id), stableStringify(values.get(id)));
+  }
+  const committer = () => createCommitter({ layout, git: createGit(repo.dir), log: silentLogger(), clock: manualClock(), intervalMs: 60_000, gcEveryCommits: 0 });
+  const first = committer();
+  await first.recover();
+  // The clean stop vouches (by a stat) only for files older than it by 2 s: wait, so it does here.
+  await new Promise((resolve) => setTimeout(resolve, 2100));
+  await first.stop();
+  await writeSnapshot(layout.boardSnapshot, 'tasks/', ids.map((id) => [`tasks/${id.slice(-2)}/${id}.json`, values.get(id)] as const));
+  const a1 = layout.task('a1');
+  const old = statSync(a1);
+  writeFileSync(a1, stableStringify(rec('a1', { title: 'task A1' })));
+  utimesSync(a1, old.atime, old.mtime);
+  writeFileSync(layout.task('b2'), '');
+  rmSync(layout.task('e5'));
+  mkdirSync(dirname(layout.task('d4')), { recursive: true });
+  writeFileSync(layout.task('d4'), stableStringify(rec('d4')));
+  const temp = join(dirname(layout.task('c3')), '.c3.json.99.abc.tmp');
+  writeFileSync(temp, 'half');
+  let verdict: SnapshotVerdict | null | undefined;
+  await committer().recover({ thread, restore: true, snapshot: layout.boardSnapshot, onSnapshot: (v) => { verdict = v; } });
+  assert.ok(verdict, 'judged');
+  assert.equal([...verdict!.stale].sort(), ['tasks/a1/a1.json', 'tasks/b2/b2.json']);
+  assert.equal([...verdict!.read].sort(), ['tasks/a1/a1.json', 'tasks/b2/b2.json', 'tasks/d4/d4.json']);
+  assert.not.ok(existsSync(temp), 'the dead writer\'s temp file is removed');
+  assert.ok(existsSync(layout.task('e5')), 'restored');
+  // Without a snapshot file: no verdict.
+  let none: SnapshotVerdict | null | undefined;
+  await committer().recover({ thread, snapshot: join(repo.dir, 'nothing'), onSnapshot: (v) => { none = v; } });
+  assert.is(none, null);
+}
+
+for (const thread of [false, true]) {
+  S(`the start's comparison judges the snapshot by the files' blob ids (${thread ? 'on the scan thread' : 'on this thread'})`, async () => {
+    const repo = makeRepo('svc-snapshot-scan-');
+    try { await judgedAtStart(repo, thread); } finally { repo.cleanup(); }
+  });
+}
+
+S.run();
