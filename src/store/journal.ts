@@ -1,16 +1,15 @@
 // The server's write-ahead journal, a transactional outbox: one line per operation carries the new
 // texts of its files and the lines it appends elsewhere (its audit record, signed here in journal
 // order; its archive record; progress). One group-committed datasync acknowledges all of it.
-import { execFile } from 'node:child_process';
 import { readdir, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Logger } from '../lib/log.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
 import { appendLog } from './append-log.ts';
 import type { Faults } from './disk.ts';
 import { encodeLine } from './journal-plan.ts';
 import { relToSdd, type SddLayout } from './layout.ts';
+import { createSyncFs } from './syncfs.ts';
 import type { AuditEntry, AuditSealer, Note } from './types.ts';
 
 /** One operation to journal: absolute paths; `audits` are signed into appends when its batch is formed. */
@@ -46,13 +45,10 @@ export interface JournalOptions {
   maxBytes?: number;
   /** Checkpoint this often while dirty (default 2000 ms). */
   intervalMs?: number;
-  /** Makes every file of the filesystem durable (default `sync -f <dir>`, i.e. syncfs). */
+  /** Makes every file of the filesystem durable (default syncfs(2) through a helper: syncfs.ts). */
   syncFs?(dir: string): Promise<void>;
 }
 
-const run = promisify(execFile);
-/** syncfs(2) of the filesystem holding `dir`. */
-export const syncfs = async (dir: string) => { await run('sync', ['-f', dir]); };
 
 /** Paths of the journal files under `.sdd/runtime`. */
 export function journalPaths(layout: SddLayout) {
@@ -96,6 +92,7 @@ export function createJournal(o: JournalOptions): Journal {
     written: (ops) => o.deliver(ops),
     refused: () => { if (o.sealer) o.sealer.rewind(mark); },
   });
+  const helper = createSyncFs(o.layout.sdd);
   let covered = 0;
   let dirty = false;
   let running: Promise<boolean> | undefined;
@@ -108,7 +105,7 @@ export function createJournal(o: JournalOptions): Journal {
     const to = paths.rotated(names.length ? Number(names.at(-1)!.split('.')[1]) + 1 : 1);
     await log.rotate(to); // between two batches: every line in it was delivered
     if (!(await o.settle(last))) { dirty = true; return false; }
-    await (o.syncFs ?? syncfs)(o.layout.sdd);
+    await (o.syncFs ? o.syncFs(o.layout.sdd) : helper.sync());
     // Oldest first: a newer journal never goes while an older one it supersedes is still there.
     for (const name of [...names, basename(to)]) await unlink(join(paths.dir, name)).catch(() => undefined);
     covered = upTo;
@@ -130,6 +127,7 @@ export function createJournal(o: JournalOptions): Journal {
       await running?.catch(() => undefined);
       const settled = await checkpoint(true).catch((err: Error) => { onError(err); return false; });
       if (!settled) o.log.warn('journal kept for the next start: some files are not written yet');
+      helper.close();
       await log.close();
     },
     get pendingBytes() { return log.written - covered; },

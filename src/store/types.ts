@@ -86,6 +86,14 @@ export interface UpdateOptions<T> {
    * group commit, after this one (finishThenNext's claim).
    */
   queued?(): void;
+  /**
+   * The caller's own copy of the record as last written, which an owned store (the tree's only writer)
+   * takes instead of reading and parsing the file; a shared store reads the file. Kept current by
+   * `written`; `mutate` must not change it.
+   */
+  current?(): T | undefined;
+  /** The change is durable; called before the next update of the same record may start. */
+  written?(next: T): void;
 }
 
 /** JSON records and JSONL logs under `.sdd`, every write marking its path for the next state commit. */

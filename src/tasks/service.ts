@@ -9,7 +9,7 @@ import type { Ids } from '../store/ids.ts';
 import { isValidId } from '../store/ids.ts';
 import { isTaskFile, type SddLayout } from '../store/layout.ts';
 import type { Actor } from '../lib/route.ts';
-import { VersionConflict as RecordVersionConflict, type Effects, type RecordStore } from '../store/types.ts';
+import { VersionConflict as RecordVersionConflict, type Effects, type RecordStore, type UpdateOptions } from '../store/types.ts';
 import type { ClaimOptions, Completion, Reservation, TaskFilter, Tasks } from './api.ts';
 import { Board } from './board.ts';
 import { claimNext, claimOne, type NextOptions } from './claims.ts';
@@ -221,7 +221,7 @@ export class TaskService implements Tasks {
         return transition(upgrade(cur), op, input as never, this.deps.clock.iso());
       },
       {
-        expectedVersion: opts.expectedVersion, note: noteFor(op, { id, title }, who, input), queued: opts.queued,
+        expectedVersion: opts.expectedVersion, note: noteFor(op, { id, title }, who, input), queued: opts.queued, ...this.onBoard(id),
         effects: (n) => {
           // Every way into done or failed leaves an archive record (complete, fail, roll-up, orchestrator).
           const ended = (n.status === 'done' || n.status === 'failed') && from !== n.status;
@@ -235,7 +235,7 @@ export class TaskService implements Tasks {
       if (err instanceof RecordVersionConflict) throw new VersionConflict(id, err.current.version, err.expected);
       throw err;
     });
-    this.changed(next);
+    this.notify(next);
     if (next.parent_task_id && next.status !== from && opts.rollUp !== false) await this.rollUp(next.parent_task_id);
     return next;
   }
@@ -250,8 +250,8 @@ export class TaskService implements Tasks {
     const next = await this.deps.store.update<Task>(this.deps.layout.task(id), (cur) => {
       opts.check?.(cur);
       return { ...upgrade(cur), ...changes, updated_at: this.deps.clock.iso() };
-    }, { note: changeNote('patch', { id, title }, who), effects: (n) => ({ audit: this.auditEntry(n, who, 'task.patch', changes) }) });
-    this.changed(next);
+    }, { note: changeNote('patch', { id, title }, who), effects: (n) => ({ audit: this.auditEntry(n, who, 'task.patch', changes) }), ...this.onBoard(id) });
+    this.notify(next);
     return next;
   }
 
@@ -265,6 +265,17 @@ export class TaskService implements Tasks {
     // A changed record is parsed from its file's text: its empty lists and metadata become the shared ones
     // (12 MiB over 100k tasks that went through claim and complete).
     this.board.upsert(compactTask(task));
+    this.notify(task);
+  }
+
+  // The store takes a task's current record from the board and puts the new one there before the next
+  // change of the task can start (still under its compare-and-set): the board is the file, never behind.
+  private onBoard(id: string): Pick<UpdateOptions<Task>, 'current' | 'written'> {
+    return { current: () => this.board.get(id), written: (n) => this.board.upsert(compactTask(n)) };
+  }
+
+  // Tell listeners a task changed (it is on the board already).
+  private notify(task: Task): void {
     for (const fn of this.listeners) {
       try {
         fn(task);

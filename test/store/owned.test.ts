@@ -98,6 +98,26 @@ owned('an acknowledged write is read back and committed from memory before its f
   await again.store.close();
 });
 
+owned('a writer that keeps its own copy of a record (the board) changes it without a read: 32 racing updates still have one winner', async () => {
+  const { layout, store } = open();
+  const abs = layout.task('c01');
+  let mine: Counter | undefined = await store.create<Counter>(abs, { version: 1, counter: 0 });
+  const own = { current: () => mine, written: (n: Counter) => { mine = n; } };
+  await store.close(); // the file is on disk
+  writeFileSync(abs, 'not json: a read would fail here\n');
+  const again = open();
+  const results = await Promise.allSettled(Array.from({ length: 32 }, (_, i) =>
+    again.store.update<Counter>(abs, (t) => ({ ...t, counter: i + 1 }), { expectedVersion: 1, ...own })));
+  assert.is(results.filter((r) => r.status === 'fulfilled').length, 1, 'one winner, from the copy, not the file');
+  assert.is(mine!.version, 2, 'the copy was kept current before the next update ran');
+  // Updates in a row each see the one before (written runs before the next compare-and-set).
+  await Promise.all(Array.from({ length: 10 }, () => again.store.update<Counter>(abs, (t) => ({ ...t, counter: t.counter + 1 }), own)));
+  assert.equal(mine, { version: 12, counter: mine!.counter });
+  assert.is(mine!.counter, (results.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<Counter>).value.counter + 10);
+  await again.store.close();
+  assert.equal(fileOf(abs), mine, 'the file follows');
+});
+
 owned('create, remove and exists rules hold for waiting files too', async () => {
   const { layout, store, state } = open();
   state.blockFiles = true;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -56,6 +56,17 @@ records('an update with a stale expected version fails with the current record a
     assert.equal(c.current, { version: 2, counter: 5 });
   }
   assert.equal(await store.readJson(layout.task('t02')), { version: 2, counter: 5 });
+});
+
+records('a shared tree has other writers: a caller\'s copy of the record is not trusted, the file is read', async () => {
+  const { layout, store } = open();
+  const abs = layout.task('t05');
+  const stale = await store.create<Counter>(abs, { version: 1, counter: 0 });
+  writeFileSync(abs, JSON.stringify({ version: 4, counter: 40 })); // another process changed it
+  let seen: Counter | undefined;
+  const next = await store.update<Counter>(abs, (t) => ({ ...t, counter: t.counter + 1 }), { current: () => stale, written: (n) => { seen = n; } });
+  assert.equal(next, { version: 5, counter: 41 });
+  assert.equal(seen, next, 'written is told the new record');
 });
 
 records('32 concurrent updates expecting the same version: exactly one wins', async () => {

@@ -21,6 +21,7 @@ s('a new task has every field of the record with the documented defaults', () =>
     result_summary: null, failure: null, status_reason: null, branch: null, metadata: {}, chat_context: null, node_id: null,
     retry_count: 0, max_retries: 2, claim_count: 0, created_at: T0, updated_at: T0, claimed_at: null, completed_at: null,
   });
+  assert.equal(Object.keys(t), Object.keys(t).sort(), 'keys in file order: written without a sort');
   assert.ok(check(S.Task, t), 'a new task validates against Task');
   assert.ok(check(S.Task, transition(t, 'fail', { reason: 'x' }, at(1))), 'so does a failed one');
 });

@@ -39,14 +39,15 @@ function sorted(v: unknown): unknown {
 }
 
 /**
- * The next record from the current text (undefined: absent): RecordMissing, VersionConflict when
- * `expected` is given and differs, else `mutate` on a copy (a throw aborts) with `version + 1`.
+ * The next record from the current one (its text, or the writer's own parsed copy; undefined: absent):
+ * RecordMissing, VersionConflict when `expected` is given and differs, else `mutate` (a throw aborts)
+ * with `version + 1`.
  */
-export function casStep<T extends Versioned>(abs: string, current: string | undefined, mutate: (cur: T) => T, expected?: number): { next: T; text: string } {
+export function casStep<T extends Versioned>(abs: string, current: string | T | undefined, mutate: (cur: T) => T, expected?: number): { next: T; text: string } {
   if (current === undefined) throw new RecordMissing(abs);
-  const cur = JSON.parse(current) as T;
+  const cur = typeof current === 'string' ? (JSON.parse(current) as T) : current;
   if (expected !== undefined && cur.version !== expected) throw new VersionConflict<T>(abs, expected, cur);
-  // `cur` is freshly parsed, so a mutate that throws halfway leaves nothing behind.
+  // `mutate` returns a new record and leaves `cur` as it was, so a throw halfway leaves nothing behind.
   const next = { ...mutate(cur), version: cur.version + 1 } as T;
   return { next, text: stableStringify(next) };
 }

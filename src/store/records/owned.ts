@@ -154,10 +154,12 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
     createAll,
     update: <T extends Versioned>(abs: string, mutate: (current: T) => T, u: UpdateOptions<T> = {}) =>
       mutex.run(abs, async () => {
-        const { next, text } = casStep<T>(abs, readTextSync(abs), mutate, u.expectedVersion);
+        // The tree's only writer: the caller's copy of the record is the file's content, no read or parse.
+        const { next, text } = casStep<T>(abs, u.current?.() ?? readTextSync(abs), mutate, u.expectedVersion);
         const written = commit(opOf([[abs, text]], u.effects?.(next), u.note)); // queued for the journal now
         u.queued?.();
         await written;
+        u.written?.(next);
         touch(abs, u.note);
         return next;
       }),

@@ -119,6 +119,7 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
       const { next, text } = await withLock(abs, async () => {
         const step = casStep<T>(abs, await readText(abs), mutate, u.expectedVersion);
         await writeFileAtomic(abs, step.text, { faults });
+        u.written?.(step.next);
         return step;
       });
       touch(abs, u.note);
