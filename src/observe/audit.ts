@@ -6,7 +6,7 @@ import type { Logger } from '../lib/log.ts';
 import { readTail } from '../store/jsonl.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { AuditEntry, AuditSealer } from '../store/types.ts';
-import { GENESIS_PREV, recordHmac } from './audit-hash.ts';
+import { canonicalShape, GENESIS_PREV, recordHmac, recordSigner } from './audit-hash.ts';
 import { loadAuditKey } from './audit-key.ts';
 
 export { GENESIS_PREV } from './audit-hash.ts';
@@ -36,14 +36,18 @@ export function auditHmac(key: Uint8Array, rec: Omit<AuditRecord, 'hmac'>): stri
   return recordHmac(key, rec);
 }
 
-/** The signed record that follows `tail` (pure). Details go through JSON so what is hashed is what is stored. */
-export function nextRecord(key: Uint8Array, tail: AuditTail, entry: AuditEntry, ts: string): AuditRecord {
-  const details = JSON.parse(JSON.stringify(entry.details ?? {})) as Record<string, unknown>;
+/**
+ * The signed record that follows `tail` (pure). Details go through JSON (unless they are plain JSON already)
+ * so what is hashed is what is stored. `sign` is a chain's signer for `key` (recordSigner: no Hmac object).
+ */
+export function nextRecord(key: Uint8Array, tail: AuditTail, entry: AuditEntry, ts: string, sign: (rec: Omit<AuditRecord, 'hmac'>) => string = (r) => auditHmac(key, r)): AuditRecord {
+  const given = entry.details ?? {};
+  const details = canonicalShape(given, 0) ? given : (JSON.parse(JSON.stringify(given)) as Record<string, unknown>);
   const unsigned = {
     seq: tail.seq + 1, ts, actor: entry.actor, action: entry.action, resource_type: entry.resource_type,
     resource_id: entry.resource_id ?? null, details, prev: tail.hmac,
   };
-  return { ...unsigned, hmac: auditHmac(key, unsigned) };
+  return { ...unsigned, hmac: sign(unsigned) };
 }
 
 /** The last record of a segment's text (pure): scans back over unreadable lines; `torn` = no final newline. */
@@ -109,12 +113,13 @@ export async function openAuditChain(deps: { layout: SddLayout; clock: Clock; lo
     if (scan.tail) { tail = scan.tail; break; }
   }
   let segment = names.at(-1) ?? '';
+  const sign = recordSigner(key);
   return {
     seal(entry) {
       const ts = new Date(deps.clock.now()).toISOString();
       const day = `${ts.slice(0, 10)}.jsonl`;
       if (day > segment) segment = day;
-      const record = nextRecord(key, tail, entry, ts);
+      const record = nextRecord(key, tail, entry, ts, sign);
       tail = { seq: record.seq, hmac: record.hmac };
       return { abs: join(dir, segment), line: JSON.stringify(record), record };
     },

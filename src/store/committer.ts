@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Git } from './git-cli.ts';
+import { isLargeLog, repack, runGc } from './git-upkeep.ts';
 import { isCommitted, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { recoverMessage } from './message.ts';
 import { markCleanStop, startDiff } from './recover.ts';
@@ -29,6 +31,9 @@ const REPACK_EVERY_COMMITS = 32;
 // archive grow all day, so commits get slower as they grow. The next timed commit waits this many times
 // the last one's duration (at least the interval): git and the stream take at most a quarter of the time.
 const PACE = 3;
+// While changes keep coming, large append-only files (the day's audit segment, the archive: each costs
+// its whole size per commit) join a timed commit at most this often; the task files go every interval.
+const BIG_EVERY_MS = 5000;
 
 /** The group committer of `.sdd` into refs/sdd/state. Creating it does no IO; call `recover()` then `start()`. */
 export function createCommitter(opts: CommitterOptions): StateCommitter {
@@ -68,12 +73,14 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
     return result;
   };
 
-  // Take the dirty set; on failure put it back so nothing is lost. The batch holds paths only: each
-  // path's content is read as the commit streams it (state-writer.ts), so a large backlog costs no memory.
-  const commitDirty = async (): Promise<CommitResult | null> => {
-    if (!dirty.size) return null;
-    const batch = { paths: [...dirty].sort(), notes };
-    dirty = new Set();
+  // Take the dirty set (`hold`: paths a timed commit leaves for later); on failure put it back so nothing
+  // is lost. The batch holds paths only: each path's content is read as the commit streams it
+  // (state-writer.ts), so a large backlog costs no memory.
+  const commitDirty = async (hold: (rel: string) => boolean = () => false): Promise<CommitResult | null> => {
+    const kept = [...dirty].filter(hold);
+    if (kept.length === dirty.size) return null;
+    const batch = { paths: [...dirty].filter((p) => !hold(p)).sort(), notes };
+    dirty = new Set(kept);
     notes = [];
     try {
       return await runBatch(batch);
@@ -89,17 +96,29 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
     if (queued) return queued;
     const p = enqueue(() => {
       queued = null;
+      bigAt = opts.clock.now();
       return commitDirty();
     });
     queued = p;
     return p;
   };
 
+  // A timed commit while changes keep coming leaves large append-only files out until BIG_EVERY_MS passed;
+  // once the board is quiet for an interval they go too.
+  let bigAt = 0;
+  let touchedAt = 0;
+  const timed = (): Promise<CommitResult | null> => enqueue(() => {
+    const now = opts.clock.now();
+    const busy = now - touchedAt < intervalMs && now - bigAt < BIG_EVERY_MS;
+    if (!busy) bigAt = now;
+    return commitDirty(busy ? (rel) => isLargeLog(join(layout.sdd, rel)) : undefined);
+  });
+
   const schedule = () => {
     if (!started || timer || !dirty.size) return;
     timer = setTimeout(() => {
       const t0 = opts.clock.now();
-      flush()
+      timed()
         .catch((err: Error) => log.error('state commit failed; will retry', { err: err.message }))
         .finally(() => {
           lastMs = opts.clock.now() - t0;
@@ -138,6 +157,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
       const rel = relToSdd(layout, abs);
       if (!isCommitted(rel)) return;
       dirty.add(rel);
+      touchedAt = opts.clock.now();
       if (note && notes.length < MAX_KEPT_NOTES) notes.push(note);
       schedule();
     },
@@ -163,23 +183,4 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
       return dirty.size;
     },
   };
-}
-
-async function repack(git: Git, log: Logger): Promise<void> {
-  try {
-    await git.run(['repack', '--geometric=2', '-d', '-q']);
-  } catch (err) {
-    log.warn('git repack --geometric failed', { err: (err as Error).message });
-  }
-}
-
-// Respect the user's gc.auto (our git wrapper forces 0 for every other command); default as git's.
-async function runGc(git: Git, log: Logger): Promise<void> {
-  try {
-    const conf = await git.run(['config', '--get', 'gc.auto'], { allowFail: true });
-    const auto = conf.code === 0 && conf.stdout.trim() ? conf.stdout.trim() : '6700';
-    await git.mutate(['-c', `gc.auto=${auto}`, 'gc', '--auto', '--quiet']);
-  } catch (err) {
-    log.warn('git gc --auto failed', { err: (err as Error).message });
-  }
 }

@@ -213,4 +213,47 @@ committer('timed commits are paced by how long the last one took: a slow commit 
   await c.stop();
 });
 
+committer('while changes keep coming, a timed commit leaves a large log (an audit segment) for later; it follows within 5 s or once quiet, and a flush takes it at once', async () => {
+  const layout = sddLayout(repo.dir);
+  const clock = manualClock();
+  const c = createCommitter({ layout, git: createGit(repo.dir), log: silentLogger(), clock, intervalMs: 20, gcEveryCommits: 0 });
+  const store = createRecordStore({ layout, committer: c, log: silentLogger() });
+  const segment = join(layout.sdd, 'audit', '2026-01-01.jsonl');
+  mkdirSync(join(segment, '..'), { recursive: true });
+  const line = JSON.stringify({ pad: 'x'.repeat(200) }) + '\n';
+  const committedLines = () => repo.git('show', 'refs/sdd/state:.sdd/audit/2026-01-01.jsonl').split('\n').length;
+  const commits = () => Number(repo.git('rev-list', '--count', 'refs/sdd/state'));
+  const until = async (ok: () => boolean) => { for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10)); };
+  writeFileSync(segment, line.repeat(3000)); // ~600 KiB
+  c.touch(segment, 'audit');
+  await store.create(layout.task('t0001'), task('t0001'), 'create t0001');
+  c.start();
+  for (let i = 0; i < 500 && !(await c.head()); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.is(committedLines(), 3000, 'the first commit takes the segment');
+  writeFileSync(segment, line.repeat(3001));
+  c.touch(segment, 'audit'); // the clock stands still: changes keep coming
+  await store.update<Task>(layout.task('t0001'), (t) => ({ ...t, status: 'claimed' }), { note: 'claim t0001' });
+  await until(() => commits() >= 2);
+  assert.is(JSON.parse(repo.git('show', 'refs/sdd/state:.sdd/tasks/' + layout.task('t0001').split('/tasks/')[1])).status, 'claimed', 'the task goes at once');
+  assert.is(committedLines(), 3000, 'the large log waits');
+  assert.is(c.pending, 1);
+  clock.advance(5_000);
+  await store.update<Task>(layout.task('t0001'), (t) => ({ ...t, status: 'in_progress' }), { note: 'start t0001' }); // still busy
+  await until(() => committedLines() === 3001);
+  assert.is(committedLines(), 3001, 'it follows once 5 s passed, busy or not');
+  writeFileSync(segment, line.repeat(3002));
+  c.touch(segment, 'audit');
+  await store.update<Task>(layout.task('t0001'), (t) => ({ ...t, status: 'done' }), { note: 'complete t0001' });
+  await until(() => commits() >= 4);
+  assert.is(committedLines(), 3001, 'busy again: it waits');
+  clock.advance(100); // no change for longer than the interval: the board is quiet
+  await until(() => committedLines() === 3002);
+  assert.is(committedLines(), 3002, 'a quiet board takes it at the next timed commit');
+  writeFileSync(segment, line.repeat(3003));
+  c.touch(segment, 'audit');
+  await c.flush();
+  assert.is(committedLines(), 3003, 'a flush takes every path');
+  await c.stop();
+});
+
 committer.run();
