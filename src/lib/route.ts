@@ -95,7 +95,7 @@ export interface ResponseDoc {
 /** A route record: the same data mounts the handler, validates input and documents the endpoint. */
 export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** polka pattern, e.g. /tasks/:task_id */
+  /** Path pattern: static segments and `:name` parameters, e.g. /tasks/:task_id (server/router.ts). */
   path: string;
   operationId: string;
   summary: string;

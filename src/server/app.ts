@@ -1,7 +1,5 @@
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TSchema } from '@sinclair/typebox';
-import polka from 'polka';
 import type { Authenticator } from '../auth/authenticate.ts';
 import type { Config } from '../config/index.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
@@ -10,6 +8,7 @@ import type { Logger } from '../lib/log.ts';
 import type { Route } from '../lib/route.ts';
 import { KeyedSlots } from '../lib/slots.ts';
 import { cidrSet, createAllowlist, loopbackExempt } from './allowlist.ts';
+import { closeGracefully, dispatch, listen } from './dispatch.ts';
 import { limitConnections } from './connections.ts';
 import type { HttpMetrics } from './metrics.ts';
 import { buildOpenApi, collectSchemas } from './openapi.ts';
@@ -48,9 +47,7 @@ export interface SvcServer {
   close(graceMs?: number): Promise<void>;
 }
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-
-/** Static segments before parameters, so /tasks/search wins over /tasks/:task_id (polka runs the first match). */
+/** Static segments before parameters, position by position: the order routes are listed in (the router decides the same way). */
 export function sortRoutes(routes: readonly Route[]): Route[] {
   const rank = (r: Route) => r.path.split('/').map((s) => (s.startsWith(':') ? 1 : 0));
   return [...routes].sort((a, b) => {
@@ -96,15 +93,13 @@ export function createServer(opts: CreateServerOptions): SvcServer {
     headersTimeout: cfg.headers_timeout_s * 1000, requestTimeout: cfg.request_timeout_s * 1000, connectionsCheckingInterval: 1000,
   });
   limitConnections(httpServer, { maxPerIp: cfg.max_connections_per_ip, exempt: deps.trustProxy });
-  const app = polka({
-    server: httpServer,
-    onError: (err, req, res) => fail(res, err, opts.log, `${req.method} ${req.path}`),
-    onNoMatch: (req, res) => {
+  dispatch(httpServer, routes.map((r) => ({ method: r.method, path: r.path, handle: routeHandler(r, deps) })), {
+    error: (err, req, res) => fail(res, err, opts.log, `${req.method} ${req.path}`),
+    noMatch: (req, res, allow) => {
       const { ip } = begin(req, res, opts.metrics, 'unmatched', deps.trustProxy);
       try {
         checkAllowlist(deps.allowlist, ip, req.path);
         rateLimit(deps, ip, undefined);
-        const allow = METHODS.filter((m) => app.find(m, req.path).handlers.length > 0);
         if (allow.length === 0) throw notFound('Not Found');
         throw new HttpError(405, 'Method Not Allowed', {}, { allow: allow.join(', ') });
       } catch (err) {
@@ -112,25 +107,11 @@ export function createServer(opts: CreateServerOptions): SvcServer {
       }
     },
   });
-  for (const r of routes) app.add(r.method, r.path, routeHandler(r, deps));
-  const server = app.server as http.Server;
   return {
-    server,
+    server: httpServer,
     openapi,
     metrics: opts.metrics,
-    listen: (port, host) => new Promise((resolve, reject) => {
-      server.once('error', reject);
-      app.listen(port, host, () => {
-        server.off('error', reject);
-        const a = server.address() as AddressInfo;
-        resolve({ port: a.port, host: a.address });
-      });
-    }),
-    close: (graceMs = 2000) => new Promise((resolve) => {
-      if (!server.listening) { resolve(); return; }
-      const cut = setTimeout(() => server.closeAllConnections(), graceMs);
-      server.close(() => { clearTimeout(cut); resolve(); });
-      server.closeIdleConnections();
-    }),
+    listen: (port, host) => listen(httpServer, port, host),
+    close: (graceMs) => closeGracefully(httpServer, graceMs),
   };
 }

@@ -14,6 +14,7 @@ import type { HttpMetrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { errorResponse, sendJson, type Outgoing } from './respond.ts';
 import { compileValidator, pickQuery, ValidationFailed, type Validator } from './validate.ts';
+import type { RouteRequest } from './dispatch.ts';
 import { noTenants, resolveWho, withWho, type TenantScope } from './who.ts';
 
 /** What every request handler shares. */
@@ -56,37 +57,39 @@ export function checkAllowlist(allowlist: Allowlist, ip: string, path: string): 
   if (!allowlistExempt(path) && !allowlist.allows(ip)) throw forbidden(`IP ${ip} not in allowlist`);
 }
 
+// A refused upload declared at most this large is read to its end and dropped after the answer.
+const LINGER_BYTES = 4 * 1024 * 1024;
+// ... when it arrives within this long; a client that stops sending gets the answer and a closed connection.
+const LINGER_MS = 5000;
+
 /**
  * Send the response for a thrown value; unknown errors are logged with the request id, never sent.
- * A request whose body was not read to its end gets `connection: close`: its remaining upload is
- * dropped with the connection instead of being read and discarded (a refused 300 MB body costs nothing).
+ * A request whose body was not read to its end: a remainder declared up to 4 MiB is read and dropped
+ * first, then the answer goes (a server that closes on unread bytes resets the connection, and the client
+ * loses the answer: EPIPE instead of a 413); a larger or undeclared one is cut off with `connection: close`
+ * (a refused 300 MB body costs nothing).
  */
 export function fail(res: ServerResponse, err: unknown, log: Logger, where: string): void {
   const out = errorResponse(err);
   if (out.internal) log.error(`${where} failed`, err);
   if (res.headersSent) { res.end(); return; }
-  if (res.req && !res.req.complete) out.headers = { ...out.headers, connection: 'close' };
-  sendJson(res, out);
-}
-
-// regexparam-style matcher for the route's own pattern: polka merges params of every matching route.
-function paramMatcher(path: string): (p: string) => Record<string, string> {
-  const keys: string[] = [];
-  const src = path.split('/').map((seg) => {
-    if (!seg.startsWith(':')) return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    keys.push(seg.slice(1));
-    return '([^/]+?)';
-  }).join('/');
-  const re = new RegExp(`^${src}/?$`, 'i');
-  return (p) => {
-    const m = re.exec(p);
-    const out: Record<string, string> = {};
-    keys.forEach((k, i) => {
-      const raw = m?.[i + 1] ?? '';
-      try { out[k] = decodeURIComponent(raw); } catch { out[k] = raw; }
-    });
-    return out;
+  const req = res.req;
+  if (!req || req.complete) { sendJson(res, out); return; }
+  if (!(Number(req.headers['content-length'] ?? NaN) <= LINGER_BYTES)) {
+    sendJson(res, { ...out, headers: { ...out.headers, connection: 'close' } });
+    return;
+  }
+  const { connection: _cut, ...keep } = out.headers ?? {};
+  let sent = false;
+  const send = (close: boolean) => {
+    if (sent) return;
+    sent = true;
+    clearTimeout(timer);
+    sendJson(res, { ...out, headers: close ? { ...keep, connection: 'close' } : keep });
   };
+  const timer = setTimeout(() => send(true), LINGER_MS);
+  req.removeAllListeners('data');
+  req.on('end', () => send(false)).on('close', () => send(true)).resume();
 }
 
 /** The route's success status for a plain return value: its lowest documented 2xx, else 200. */
@@ -98,7 +101,6 @@ export function defaultStatus(route: Route): number {
 /** A route compiled once at mount time. */
 export interface Prepared {
   route: Route;
-  params: (path: string) => Record<string, string>;
   paramsV?: Validator;
   queryV?: Validator;
   bodyV?: Validator;
@@ -109,7 +111,6 @@ export interface Prepared {
 export function prepare(route: Route, refs: TSchema[]): Prepared {
   return {
     route,
-    params: paramMatcher(route.path),
     ...(route.params ? { paramsV: compileValidator(route.params, refs) } : {}),
     ...(route.query ? { queryV: compileValidator(route.query, refs) } : {}),
     ...(route.body ? { bodyV: compileValidator(route.body, refs) } : {}),
@@ -178,11 +179,11 @@ async function parsedBody(p: Prepared, req: IncomingMessage, limit: number): Pro
   return form ? bodyV.parse(parseFormBody(buf), 'body', true) : bodyV.parse(parseJsonBody(buf), 'body');
 }
 
-/** The polka handler of one route: guard, authenticate, validate, call, answer. */
+/** The handler of one route: guard, authenticate, validate, call, answer. */
 export function routeHandler(route: Route, deps: PipelineDeps) {
   const p = prepare(route, deps.refs);
-  return async (req: IncomingMessage & { path?: string; query?: Record<string, string | string[]> }, res: ServerResponse) => {
-    const path = req.path ?? '/';
+  return async (req: RouteRequest, res: ServerResponse) => {
+    const path = req.path;
     const { requestId, ip } = begin(req, res, deps.metrics, route.path, deps.trustProxy);
     try {
       checkAllowlist(deps.allowlist, ip, path);
@@ -190,11 +191,11 @@ export function routeHandler(route: Route, deps: PipelineDeps) {
       rateLimit(deps, ip, who.principal);
       if (!who.principal) throw who.error;
       const principal = who.principal;
-      const rawParams = p.params(path);
+      const rawParams = req.params;
       const denied = accessDenied(principal, route.access, rawParams, route.taskScope, route.nodeScope);
       if (denied) throw denied;
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
-      const rawQuery = req.query ?? {};
+      const rawQuery = req.query;
       const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, rawQuery), 'query', true) : rawQuery;
       const { body, raw } = await readRequestBody(p, req, deps.bodyLimit, rawParams);
       // A client's large reads run a few at a time, so one client cannot keep the event loop to itself.

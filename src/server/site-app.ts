@@ -1,12 +1,11 @@
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import polka from 'polka';
 import { HttpError, notFound } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Principal } from '../lib/route.ts';
 import { toEnvelope, type SiteRoute } from '../site/index.ts';
 import { sortRoutes } from './app.ts';
 import { requestClientIp, type TrustedProxies } from './client-ip.ts';
+import { closeGracefully, dispatch, listen, type RouteRequest } from './dispatch.ts';
 import { createMetrics, type HttpMetrics } from './metrics.ts';
 import { answer, begin, prepare, readRequestBody } from './pipeline.ts';
 import { errorResponse, sendJson } from './respond.ts';
@@ -31,22 +30,20 @@ export interface SiteServer {
 }
 
 const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', role: 'viewer', tenant: null, actor: 'anonymous' });
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-type Req = http.IncomingMessage & { path?: string; query?: Record<string, string | string[]> };
 
-/** One site route as a polka handler: client address, guard, body, validation, handler, shaped errors. */
+/** One site route's handler: client address, guard, body, validation, handler, shaped errors. */
 function siteHandler(route: SiteRoute, opts: Required<Omit<SiteServerOptions, 'routes'>>) {
   const p = prepare(route, []);
   const shape = route.shapeError ?? toEnvelope;
-  return async (req: Req, res: http.ServerResponse) => {
-    const path = req.path ?? '/';
+  return async (req: RouteRequest, res: http.ServerResponse) => {
+    const path = req.path;
     const { requestId } = begin(req, res, opts.metrics, route.path);
     const ip = requestClientIp(req, opts.trusted);
     try {
       route.guard?.(ip);
-      const rawParams = p.params(path);
+      const rawParams = req.params;
       const params = p.paramsV ? p.paramsV.parse(rawParams, 'path', true) : rawParams;
-      const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, req.query ?? {}), 'query', true) : req.query ?? {};
+      const query = p.queryV ? p.queryV.parse(pickQuery(p.queryV.schema, req.query), 'query', true) : req.query;
       const { body, raw } = await readRequestBody(p, req, route.bodyLimit ?? opts.bodyLimit, rawParams);
       const result = await route.handler(withWho({ req, res, params, query, body, principal: ANONYMOUS, requestId, ip, ...(raw ? { raw } : {}) }, () => ({ actor: ANONYMOUS.actor, tenant: 'default' })));
       answer(res, result, p.status);
@@ -63,33 +60,18 @@ function siteHandler(route: SiteRoute, opts: Required<Omit<SiteServerOptions, 'r
 export function createSiteServer(opts: SiteServerOptions): SiteServer {
   ensureFormats();
   const o = { log: opts.log, trusted: opts.trusted, bodyLimit: opts.bodyLimit ?? 64 * 1024, metrics: opts.metrics ?? createMetrics({ defaults: false }) };
-  const app = polka({
-    server: http.createServer(),
-    onError: (err, _req, res) => sendJson(res, toEnvelope(errorResponse(err))),
-    onNoMatch: (req, res) => {
+  const server = http.createServer();
+  dispatch(server, (sortRoutes(opts.routes) as SiteRoute[]).map((r) => ({ method: r.method, path: r.path, handle: siteHandler(r, o) })), {
+    error: (err, _req, res) => sendJson(res, toEnvelope(errorResponse(err))),
+    noMatch: (req, res, allow) => {
       begin(req, res, o.metrics, 'unmatched');
-      const allow = METHODS.filter((m) => app.find(m, req.path).handlers.length > 0);
       const err = allow.length ? new HttpError(405, `use ${allow.join(', ')}`, {}, { allow: allow.join(', ') }) : notFound('Not Found');
       sendJson(res, toEnvelope(errorResponse(err)));
     },
   });
-  for (const r of sortRoutes(opts.routes) as SiteRoute[]) app.add(r.method, r.path, siteHandler(r, o));
-  const server = app.server as http.Server;
   return {
     server,
-    listen: (port, host) => new Promise((resolve, reject) => {
-      server.once('error', reject);
-      app.listen(port, host, () => {
-        server.off('error', reject);
-        const a = server.address() as AddressInfo;
-        resolve({ port: a.port, host: a.address });
-      });
-    }),
-    close: (graceMs = 2000) => new Promise((resolve) => {
-      if (!server.listening) { resolve(); return; }
-      const cut = setTimeout(() => server.closeAllConnections(), graceMs);
-      server.close(() => { clearTimeout(cut); resolve(); });
-      server.closeIdleConnections();
-    }),
+    listen: (port, host) => listen(server, port, host),
+    close: (graceMs) => closeGracefully(server, graceMs),
   };
 }

@@ -109,7 +109,7 @@ T('the packed tarball installs into a prefix without telemetry; svc up serves a 
     const token = readFileSync(join(repo.dir, '.sdd', 'secrets', 'admin.token'), 'utf8').trim();
     const bom = await (await fetch(`${base}/sbom`, { headers: { authorization: `Bearer ${token}` } })).json() as { metadata: { component: { name: string } }; components: { name: string }[] };
     assert.is(bom.metadata.component.name, pkg.name);
-    assert.ok(bom.components.some((c) => c.name === 'polka') && !bom.components.some((c) => c.name === 'uvu'), 'runtime dependencies only');
+    assert.ok(bom.components.some((c) => c.name === 'jose') && !bom.components.some((c) => c.name === 'uvu'), 'runtime dependencies only');
   } finally {
     up?.kill('SIGTERM');
     if (up && up.exitCode === null) await new Promise((r) => up!.once('exit', r));
