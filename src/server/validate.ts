@@ -69,16 +69,40 @@ export interface Validator {
 /** Compile once at mount time; `refs` resolves Type.Ref targets. */
 export function compileValidator(schema: TSchema, refs: TSchema[]): Validator {
   const check: TypeCheck<TSchema> = TypeCompiler.Compile(schema, refs);
+  // Decided once: TypeBox's Default and Convert walk the schema at every call, and most schemas need neither.
+  const defaults = hasKeyword(schema, refs, 'default', new Set());
+  const converts = !stringsOnly(schema);
   return {
     schema,
     parse(value, where, convert = false) {
-      let v = Value.Default(schema, refs, value);
+      let v = defaults ? Value.Default(schema, refs, value) : value;
       // Convert may change its argument in place: keep the text as given for keepNonIntegers.
-      if (convert) v = keepNonIntegers(schema, v, Value.Convert(schema, refs, structuredClone(v)));
+      if (convert && converts) v = keepNonIntegers(schema, v, Value.Convert(schema, refs, structuredClone(v)));
       if (check.Check(v)) return v;
       throw new ValidationFailed(toIssues(check.Errors(v), where));
     },
   };
+}
+
+// True when `key` appears anywhere in the schema (Type.Ref targets followed).
+function hasKeyword(schema: unknown, refs: TSchema[], key: string, seen: Set<unknown>): boolean {
+  if (schema === null || typeof schema !== 'object' || seen.has(schema)) return false;
+  seen.add(schema);
+  const o = schema as Record<string, unknown>;
+  if (Object.hasOwn(o, key)) return true;
+  if (typeof o.$ref === 'string' && hasKeyword(refs.find((r) => r.$id === o.$ref), refs, key, seen)) return true;
+  return Object.values(o).some((v) => hasKeyword(v, refs, key, seen));
+}
+
+// An object schema whose properties all take strings (path and query keys): converting text changes nothing.
+function stringsOnly(schema: TSchema): boolean {
+  const props = (schema as { properties?: Record<string, unknown> }).properties;
+  if (!props || (schema as { type?: unknown }).type !== 'object') return false;
+  const isString = (p: unknown): boolean => {
+    const q = p as { type?: unknown; anyOf?: unknown[]; const?: unknown };
+    return q.type === 'string' || (typeof q.const === 'string' && q.type === undefined) || (Array.isArray(q.anyOf) && q.anyOf.length > 0 && q.anyOf.every(isString));
+  };
+  return Object.values(props).every(isString);
 }
 
 const INTEGER_TEXT = /^\s*[+-]?\d+\s*$/;
