@@ -11,7 +11,7 @@ import type { Outbox, Report } from './outbox.ts';
 import { deliver, type NextClaim, type ReportDeps } from './reports.ts';
 import type { Runs } from './runs.ts';
 import type { WorkerSession } from './sessions.ts';
-import type { Waker } from './waker.ts';
+import type { Waker } from '../lib/waker.ts';
 
 /** What becomes of a claiming record once the server lists the tasks claimed by its session (pure). */
 export type ClaimingFate = { kind: 'wait' } | { kind: 'drop' } | { kind: 'run'; task: ServerTask } | { kind: 'release'; task: ServerTask };

@@ -18,7 +18,7 @@ import type { ReportDeps } from './reports.ts';
 import { fetchBase, fetchState } from './remote-git.ts';
 import { Runs } from './runs.ts';
 import { SessionFiles } from './sessions.ts';
-import { Waker } from './waker.ts';
+import { Waker } from '../lib/waker.ts';
 
 export interface WorkerDeps {
   options: WorkerOptions;

@@ -1,7 +1,11 @@
-// A sleep that a wake-up ends early (an agent exited, a report came, a signal asked to stop).
+// A sleep that a wake-up ends early (an agent exited, a report came, lines to write, a signal to stop).
+import { systemTimers, type Timers } from './timers.ts';
+
 export class Waker {
   private wakeUp: (() => void) | null = null;
   private pending = false;
+
+  constructor(private readonly timers: Timers = systemTimers) {}
 
   /** Wait `ms`, or less if `now()` is called meanwhile (or was, since the last sleep). */
   sleep(ms: number): Promise<void> {
@@ -10,13 +14,12 @@ export class Waker {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.wakeUp = null;
+      const done = () => {
+        this.timers.clearTimeout(timer);
+        this.wakeUp = null;
         resolve();
-      }
+      };
+      const timer = this.timers.setTimeout(done, ms);
       this.wakeUp = done;
     });
   }
