@@ -45,12 +45,16 @@ export interface Git {
 
 // Never let a user's config make our plumbing interactive, signed, or auto-gc'd mid-request.
 const BASE_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' };
+// glibc hands freed heap back to the kernel above 128 KiB by default, and git allocates and frees a zlib
+// stream (~256 KiB) per object: `git fast-import` of 2,000 small blobs spent 0.76 s here faulting fresh
+// pages in, 0.02 s when the heap is kept (a state commit's whole cost). A short-lived process keeps it.
+const MALLOC_ENV = { MALLOC_TRIM_THRESHOLD_: String(256 * 1024 * 1024) };
 
 /** The server's environment without variables that would redirect git or make it run a program. */
 export function gitBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && !UNSAFE_GIT_ENV.includes(k)) out[k] = v;
-  return { ...out, ...BASE_ENV };
+  return { ...MALLOC_ENV, ...out, ...BASE_ENV };
 }
 
 /**

@@ -1,17 +1,32 @@
 // Pure rules of the journal (journal.ts, journal-replay.ts): what a line holds, what replay writes and appends.
+import type { Content } from './records/cas.ts';
 
 /**
- * One journal line: every write of one store operation, paths relative to `.sdd`. `w`: files and their
- * full new text (null: deleted); `a`: lines appended to files (no newline), audit records signed already.
+ * One journal line, parsed: every write of one store operation, paths relative to `.sdd`. `w`: files and
+ * their full new text (null: deleted); `a`: lines appended to files (no newline), audit records signed already.
  */
 export interface JournalLine {
   w?: [path: string, text: string | null][];
   a?: [path: string, line: string][];
 }
 
-/** The journal text of one operation (one line, no newline). */
-export function encodeLine(line: JournalLine): string {
-  return JSON.stringify(line);
+/**
+ * The journal text of one operation (one line, no newline). A record goes in as its compact JSON and an
+ * appended line that is a JSON object as that object, not as escaped strings: no escaping to do, a third
+ * fewer bytes. A text that is no record goes in as a string; replay renders each back to the same bytes.
+ */
+export function encodeOp(writes: readonly [string, Content | null][], appends: readonly [string, string][]): string {
+  let s = '{"w":[';
+  for (let i = 0; i < writes.length; i++) {
+    const [p, c] = writes[i]!;
+    s += `${i ? ',' : ''}[${JSON.stringify(p)},${c === null ? 'null' : typeof c === 'string' ? JSON.stringify(c) : c.json}]`;
+  }
+  s += '],"a":[';
+  for (let i = 0; i < appends.length; i++) {
+    const [p, l] = appends[i]!;
+    s += `${i ? ',' : ''}[${JSON.stringify(p)},${l.startsWith('{') ? l : JSON.stringify(l)}]`;
+  }
+  return s + ']}';
 }
 
 /**
@@ -31,17 +46,22 @@ export function parseJournal(text: string): JournalLine[] {
 }
 
 function asLine(v: unknown): JournalLine | undefined {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  if (!isObject(v)) return undefined;
   const { w, a, p, t } = v as Record<string, unknown>;
   if (typeof p === 'string') return isWrite([p, t]) ? { w: [[p, t as string | null]] } : undefined;
   const ws = w === undefined ? [] : w;
   const as = a === undefined ? [] : a;
   if (!Array.isArray(ws) || !Array.isArray(as) || !ws.every(isWrite) || !as.every(isAppend)) return undefined;
-  return { w: ws as JournalLine['w'], a: as as JournalLine['a'] };
+  // A record back to its file text, an object line back to its JSON text: the bytes the server wrote.
+  return {
+    w: ws.map(([path, t]) => [path as string, isObject(t) ? JSON.stringify(t, null, 2) + '\n' : (t as string | null)]),
+    a: as.map(([path, l]) => [path as string, isObject(l) ? JSON.stringify(l) : (l as string)]),
+  };
 }
 
-const isWrite = (x: unknown): boolean => Array.isArray(x) && x.length === 2 && insideSdd(x[0]) && (typeof x[1] === 'string' || x[1] === null);
-const isAppend = (x: unknown): boolean => Array.isArray(x) && x.length === 2 && insideSdd(x[0]) && typeof x[1] === 'string' && !x[1].includes('\n');
+const isObject = (x: unknown): boolean => x !== null && typeof x === 'object' && !Array.isArray(x);
+const isWrite = (x: unknown): boolean => Array.isArray(x) && x.length === 2 && insideSdd(x[0]) && (typeof x[1] === 'string' || x[1] === null || isObject(x[1]));
+const isAppend = (x: unknown): boolean => Array.isArray(x) && x.length === 2 && insideSdd(x[0]) && ((typeof x[1] === 'string' && !x[1].includes('\n')) || isObject(x[1]));
 
 // Paths come from a file anyone on the box could edit: stay inside `.sdd`.
 function insideSdd(p: unknown): boolean {

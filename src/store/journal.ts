@@ -7,14 +7,18 @@ import type { Logger } from '../lib/log.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
 import { appendLog } from './append-log.ts';
 import type { Faults } from './disk.ts';
-import { encodeLine } from './journal-plan.ts';
+import { encodeOp } from './journal-plan.ts';
 import { relToSdd, type SddLayout } from './layout.ts';
 import { createSyncFs } from './syncfs.ts';
+import type { Content } from './records/cas.ts';
 import type { AuditEntry, AuditSealer, Note } from './types.ts';
 
-/** One operation to journal: absolute paths; `audits` are signed into appends when its batch is formed. */
+/**
+ * One operation to journal: absolute paths; `audits` are signed into appends when its batch is formed.
+ * A write's content is a text or a record (null: delete); an appended line is the JSON text of one value.
+ */
 export interface JournalOp {
-  writes: [abs: string, text: string | null][];
+  writes: [abs: string, content: Content | null][];
   appends: [abs: string, line: string, note?: Note][];
   audits: AuditEntry[];
   /** Called as the operation is delivered (durable), before a checkpoint can see it. */
@@ -87,7 +91,7 @@ export function createJournal(o: JournalOptions): Journal {
           op.appends.push([abs, line]);
         }
       }
-      return ops.map((op) => encodeLine({ w: op.writes.map(([a, t]) => [rel(a), t]), a: op.appends.map(([a, l]) => [rel(a), l]) }) + '\n').join('');
+      return ops.map((op) => encodeOp(op.writes.map(([a, t]) => [rel(a), t]), op.appends.map(([a, l]) => [rel(a), l])) + '\n').join('');
     },
     written: (ops) => o.deliver(ops),
     refused: () => { if (o.sealer) o.sealer.rewind(mark); },

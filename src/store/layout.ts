@@ -71,7 +71,7 @@ export function shardedRel(dir: string, id: string, ext: string): string {
 /** Path of a file relative to `.sdd`, with forward slashes (how the committer names it). */
 export function relToSdd(layout: SddLayout, abs: string): string {
   const rel = abs.slice(layout.sdd.length + 1);
-  return rel.split('\\').join('/');
+  return rel.includes('\\') ? rel.replaceAll('\\', '/') : rel;
 }
 
 /** True for a task file's path (relative to `.sdd`). */

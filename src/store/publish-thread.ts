@@ -5,7 +5,8 @@ import type { PublishReply, PublishRequest } from './publish-worker.ts';
 
 /** Files replaced (or deleted) off the event loop; per file, undefined when written, else its error. */
 export interface PublishThread {
-  write(files: [abs: string, text: string | null][]): Promise<({ code?: string; message: string } | undefined)[]>;
+  /** Files to write: a text, a record's compact JSON (`{ json }`: the thread renders its file text), or null (delete). */
+  write(files: [abs: string, text: string | { json: string } | null][]): Promise<({ code?: string; message: string } | undefined)[]>;
   /** The `*.json` texts of a folder by name (temp files and locks of a dead writer removed), `pending` texts over them. */
   readFolder(dir: string, pending: Iterable<[abs: string, text: string | null]>): Promise<[name: string, text: string][]>;
   terminate(): Promise<void>;

@@ -5,9 +5,10 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { writeBehindSync } from './atomic.ts';
+import { renderRecord } from './records/cas.ts';
 
 /** Files to write (`[abs, text]`, text null for a delete), or a folder to read. */
-export type PublishRequest = { id: number; files: [string, string | null][] } | { id: number; folder: string };
+export type PublishRequest = { id: number; files: [string, string | { json: string } | null][] } | { id: number; folder: string };
 /** Per file: null when written, else the error's code and message; or a folder's `*.json` texts by name. */
 export type PublishReply = { id: number; results: ({ code?: string; message: string } | null)[] } | { id: number; texts: [string, string][] };
 
@@ -34,7 +35,7 @@ parentPort?.on('message', (req: PublishRequest) => {
   if ('folder' in req) { parentPort!.postMessage({ id: req.id, texts: readFolder(req.folder) } satisfies PublishReply); return; }
   const results = req.files.map(([abs, text]) => {
     try {
-      writeBehindSync(abs, text);
+      writeBehindSync(abs, text !== null && typeof text === 'object' ? renderRecord(text.json) : text);
       return null;
     } catch (err) {
       const e = err as NodeJS.ErrnoException;

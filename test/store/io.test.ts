@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { silentLogger } from '../../src/lib/log.ts';
 import { createExclusive, writeFileAtomic } from '../../src/store/atomic.ts';
 import { errnoError } from '../../src/store/disk.ts';
-import { stableStringify } from '../../src/store/records/cas.ts';
+import { contentOf, RecordText, renderRecord, stableStringify, textOf } from '../../src/store/records/cas.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { createRecordStore } from '../../src/store/records/shared.ts';
 import { RecordExists, StorageUnavailable } from '../../src/store/types.ts';
@@ -23,7 +23,7 @@ io('JSON files have sorted keys at every level, 2-space indent and a trailing ne
   assert.is(text, '{\n  "a": {\n    "c": null,\n    "d": [\n      {\n        "y": 2,\n        "z": 1\n      }\n    ]\n  },\n  "b": 1\n}\n');
 });
 
-io('stableStringify writes what a key-sorting replacer writes, for records in any key order', () => {
+io('stableStringify (and a record held as compact JSON, rendered) writes what a key-sorting replacer writes, for records in any key order', () => {
   // The reference: JSON.stringify with a replacer that sorts every object it meets.
   const reference = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => {
     if (x === null || typeof x !== 'object' || Array.isArray(x)) return x;
@@ -47,6 +47,10 @@ io('stableStringify writes what a key-sorting replacer writes, for records in an
   for (let i = 0; i < 500; i++) {
     const v = value(0);
     assert.is(stableStringify(v), reference(v));
+    // A record held as its compact JSON renders to the same file text.
+    const c = contentOf(v);
+    assert.is(textOf(c), reference(v));
+    if (c instanceof RecordText) assert.is(renderRecord(c.json), reference(v));
   }
   const shared = { a: 1, b: { c: 2 } };
   stableStringify({ z: shared, a: [shared] });

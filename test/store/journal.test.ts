@@ -9,7 +9,8 @@ import { silentLogger } from '../../src/lib/log.ts';
 import { manualTimers } from '../../src/lib/timers.ts';
 import { errnoError } from '../../src/store/disk.ts';
 import { journalPaths } from '../../src/store/journal.ts';
-import { missingLines, parseJournal, replayPlan } from '../../src/store/journal-plan.ts';
+import { encodeOp, missingLines, parseJournal, replayPlan } from '../../src/store/journal-plan.ts';
+import { contentOf, stableStringify } from '../../src/store/records/cas.ts';
 import { replayJournal } from '../../src/store/journal-replay.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { createOwnedStore, type OwnedStoreOptions } from '../../src/store/records/owned.ts';
@@ -35,7 +36,7 @@ const open = (extra: Partial<OwnedStoreOptions> = {}) => {
   const store = createOwnedStore({ layout, log, timers, committer: { touch() {} }, ...extra });
   return { layout, store, timers, paths: journalPaths(layout) };
 };
-const journalLines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { w: [string, string | null][] });
+const journalLines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { w: [string, unknown][] });
 const journalFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith('journal.') && n.endsWith('.jsonl')) : []);
 const line = (o: object) => JSON.stringify(o) + '\n';
 
@@ -63,7 +64,7 @@ journal('a write killed between its journal line and its file is restored by rep
   assert.is((out as { signal?: string }).signal, 'SIGKILL', JSON.stringify(out).slice(0, 2000));
   assert.equal(JSON.parse(readFileSync(layout.task('t01'), 'utf8')), { version: 1, counter: 0 }, 'file not written yet');
   const last = journalLines(paths.current).at(-1)!;
-  assert.equal(JSON.parse(last.w[0]![1]!), { version: 2, counter: 7 }, 'the journal line was on disk first');
+  assert.equal(last.w[0]![1], { counter: 7, version: 2 }, 'the journal line was on disk first');
   assert.is((await replayJournal(layout, log, async () => undefined)).files, 1);
   assert.equal(JSON.parse(readFileSync(layout.task('t01'), 'utf8')), { version: 2, counter: 7 });
   assert.equal(journalFiles(paths.dir), [], 'journal dropped after replay');
@@ -107,6 +108,20 @@ journal('replay appends exactly the journaled lines a file lacks, sealing a torn
   assert.equal(missingLines('x\n{"a":1}\n{"a":2}\n{"a', false, ['{"a":1}', '{"a":2}', '{"a":3}']), { missing: ['{"a":3}'], seal: true });
   assert.equal(missingLines('{"a":2}\n', true, ['{"a":1}', '{"a":2}']), { missing: ['{"a":1}', '{"a":2}'], seal: false }, 'a file that ends otherwise lacks them all');
   assert.equal(replayPlan(parseJournal(line({ w: [['a', '1']], a: [['l', 'x']] }) + line({ w: [['a', '2']], a: [['l', 'y']] }))), { texts: new Map([['a', '2']]), appends: new Map([['l', ['x', 'y']]]) });
+});
+
+journal('a journal line carries records and object lines as JSON values: replay gets back the same bytes; texts, other lines and old lines too', () => {
+  const rec = { b: [1, { d: 'é "q"\n', c: null }], a: 'x', version: 3 };
+  const lines = ['{"seq":1,"ts":"t","details":{"to":"done","n":-0.5}}', '"a string line"', '[1,2]'];
+  const text = encodeOp([['tasks/ab/x.json', contentOf(rec)], ['config.yaml', 'a: 1\n'], ['gone.json', null]], lines.map((l) => ['audit/d.jsonl', l] as [string, string]));
+  assert.ok(text.includes('"tasks/ab/x.json",{"a":"x"'), 'the record as a JSON value, keys sorted');
+  assert.not.ok(text.includes('\\"seq\\"'), 'no escaped object line');
+  assert.equal(parseJournal(text + '\n'), [{
+    w: [['tasks/ab/x.json', stableStringify(rec)], ['config.yaml', 'a: 1\n'], ['gone.json', null]],
+    a: lines.map((l) => ['audit/d.jsonl', l]),
+  }]);
+  // A line of the previous format (texts and lines as strings) reads as before.
+  assert.equal(parseJournal(line({ w: [['tasks/ab/x.json', stableStringify(rec)]], a: [['audit/d.jsonl', lines[0]]] })), [{ w: [['tasks/ab/x.json', stableStringify(rec)]], a: [['audit/d.jsonl', lines[0]]] }]);
 });
 
 journal('a checkpoint rotates the journal, syncs the filesystem and deletes what is settled', async () => {

@@ -172,10 +172,12 @@ owned('a change\'s audit record and appended lines ride in its journal line, sig
   await store.create<Counter>(abs, { version: 1, counter: 0 }, { note: 'create t04', effects: { audit: { actor: 'a', action: 'task.create', resource_type: 'task', resource_id: 't04' } } });
   await store.update<Counter>(abs, (t) => ({ ...t, counter: 1 }), { effects: (n) => ({ audit: { actor: 'a', action: `task.bump${n.version}`, resource_type: 'task', resource_id: 't04' }, appends: [{ abs: archive, value: { v: n.version } }] }) });
   const lines = journalFiles(paths.dir).flatMap((n) => readFileSync(join(paths.dir, n), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+  // Appended lines and records ride as JSON values, not escaped strings.
   assert.equal(lines.map((l) => l.a), [
-    [['audit/a.jsonl', '{"seq":1,"action":"task.create"}']],
-    [['archive/tasks.jsonl', '{"v":2}'], ['audit/a.jsonl', '{"seq":2,"action":"task.bump2"}']],
+    [['audit/a.jsonl', { seq: 1, action: 'task.create' }]],
+    [['archive/tasks.jsonl', { v: 2 }], ['audit/a.jsonl', { seq: 2, action: 'task.bump2' }]],
   ]);
+  assert.equal(lines.map((l) => l.w), [[['tasks/' + abs.split('/tasks/')[1], { counter: 0, version: 1 }]], [['tasks/' + abs.split('/tasks/')[1], { counter: 1, version: 2 }]]]);
   assert.equal(await store.readJsonl(archive), [{ v: 2 }], 'a waiting line is read back');
   for (let i = 0; i < 10; i++) { await timers.advance(30); await sleep(5); }
   assert.ok(journalFiles(paths.dir).length >= 1, 'journal kept while the lines are not in their files');

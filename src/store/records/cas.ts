@@ -7,6 +7,31 @@ export function stableStringify(value: unknown): string {
   return JSON.stringify(sorted(value), null, 2) + '\n';
 }
 
+/**
+ * A record's file text held as its compact JSON (keys sorted at every level) and rendered as the file's
+ * text (stableStringify's) only when something needs it: the journal carries the compact JSON, the
+ * publisher's thread renders what it writes, so the event loop rarely formats a record at all.
+ */
+export class RecordText {
+  private rendered: string | undefined;
+  constructor(readonly json: string) {}
+  get text(): string { return (this.rendered ??= renderRecord(this.json)); }
+}
+
+/** The file text of a record's compact JSON (what stableStringify writes for the record). */
+export const renderRecord = (json: string): string => JSON.stringify(JSON.parse(json), null, 2) + '\n';
+
+/** What a write puts in a file: a text as it is, or a record. */
+export type Content = string | RecordText;
+
+/** A value as a write's content: an object as a record, anything else as its stable text. */
+export function contentOf(value: unknown): Content {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? new RecordText(JSON.stringify(sorted(value))) : stableStringify(value);
+}
+
+/** The text of a write's content. */
+export const textOf = (c: Content): string => (typeof c === 'string' ? c : c.text);
+
 // `v` with every object's keys in sorted order; parts already sorted are shared, not copied (records
 // keep their key order through parse and spread, so most of a record is taken as it is).
 function sorted(v: unknown): unknown {
@@ -43,13 +68,13 @@ function sorted(v: unknown): unknown {
  * RecordMissing, VersionConflict when `expected` is given and differs, else `mutate` (a throw aborts)
  * with `version + 1`.
  */
-export function casStep<T extends Versioned>(abs: string, current: string | T | undefined, mutate: (cur: T) => T, expected?: number): { next: T; text: string } {
+export function casStep<T extends Versioned>(abs: string, current: string | T | undefined, mutate: (cur: T) => T, expected?: number): { next: T; record: RecordText } {
   if (current === undefined) throw new RecordMissing(abs);
   const cur = typeof current === 'string' ? (JSON.parse(current) as T) : current;
   if (expected !== undefined && cur.version !== expected) throw new VersionConflict<T>(abs, expected, cur);
   // `mutate` returns a new record and leaves `cur` as it was, so a throw halfway leaves nothing behind.
   const next = { ...mutate(cur), version: cur.version + 1 } as T;
-  return { next, text: stableStringify(next) };
+  return { next, record: new RecordText(JSON.stringify(sorted(next))) };
 }
 
 /** A create's third argument: a commit note alone (words or a ChangeNote), or note and effects. */

@@ -15,7 +15,7 @@ import { isCommitted, relToSdd, type SddLayout } from '../layout.ts';
 import { createPublisher, type PublisherOptions } from '../publisher.ts';
 import { recentTexts } from '../recent-texts.ts';
 import { RecordExists, type AuditSealer, type ClosableRecordStore, type Effects, type Note, type StateCommitter, type UpdateOptions, type Versioned, type WriteOptions } from '../types.ts';
-import { auditsOf, casStep, stableStringify, writeOptions } from './cas.ts';
+import { auditsOf, casStep, contentOf, textOf, writeOptions, type Content } from './cas.ts';
 
 export interface OwnedStoreOptions {
   layout: SddLayout;
@@ -81,7 +81,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   });
 
   // One journal line: the writes, then the effects (appends in order, removals, the audit record).
-  const opOf = (writes: [string, string | null][], effects: Effects | undefined, note?: Note): JournalOp => {
+  const opOf = (writes: [string, Content | null][], effects: Effects | undefined, note?: Note): JournalOp => {
     const op: JournalOp = {
       writes: [...writes, ...(effects?.removes ?? []).map((abs) => [abs, null] as [string, null])],
       appends: (effects?.appends ?? []).map((a) => [a.abs, JSON.stringify(a.value), a.note ?? note]),
@@ -115,8 +115,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   const createAll = async <T extends Versioned>(items: readonly ({ abs: string; value: T } & WriteOptions)[]) => {
     const taken = items.find((i) => present(i.abs));
     if (taken) throw new RecordExists(taken.abs);
-    const texts = items.map((i) => stableStringify(i.value));
-    const ops = items.map((i, k) => opOf([[i.abs, texts[k]!]], i.effects, i.note));
+    const ops = items.map((i) => opOf([[i.abs, contentOf(i.value)]], i.effects, i.note));
     for (const i of items) creating.add(i.abs);
     try {
       await commit({ writes: ops.flatMap((x) => x.writes), appends: ops.flatMap((x) => x.appends), audits: ops.flatMap((x) => x.audits) });
@@ -155,8 +154,8 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
     update: <T extends Versioned>(abs: string, mutate: (current: T) => T, u: UpdateOptions<T> = {}) =>
       mutex.run(abs, async () => {
         // The tree's only writer: the caller's copy of the record is the file's content, no read or parse.
-        const { next, text } = casStep<T>(abs, u.current?.() ?? readTextSync(abs), mutate, u.expectedVersion);
-        const written = commit(opOf([[abs, text]], u.effects?.(next), u.note)); // queued for the journal now
+        const { next, record } = casStep<T>(abs, u.current?.() ?? readTextSync(abs), mutate, u.expectedVersion);
+        const written = commit(opOf([[abs, record]], u.effects?.(next), u.note)); // queued for the journal now
         u.queued?.();
         await written;
         u.written?.(next);
@@ -165,9 +164,9 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
       }),
     writeJson: (abs, value, note) =>
       mutex.run(abs, async () => {
-        const text = stableStringify(value);
-        if (journaled(abs)) await commit(opOf([[abs, text]], undefined));
-        else await writeFileAtomic(abs, text, { faults });
+        const content = contentOf(value);
+        if (journaled(abs)) await commit(opOf([[abs, content]], undefined));
+        else await writeFileAtomic(abs, textOf(content), { faults });
         touch(abs, note);
       }),
     appendJsonl: (abs, value, note) =>

@@ -116,9 +116,9 @@ export function createRecordStore(o: SharedStoreOptions): ClosableRecordStore {
       }
     },
     async update<T extends Versioned>(abs: string, mutate: (current: T) => T, u: UpdateOptions<T> = {}) {
-      const { next, text } = await withLock(abs, async () => {
+      const { next } = await withLock(abs, async () => {
         const step = casStep<T>(abs, await readText(abs), mutate, u.expectedVersion);
-        await writeFileAtomic(abs, step.text, { faults });
+        await writeFileAtomic(abs, step.record.text, { faults });
         u.written?.(step.next);
         return step;
       });
