@@ -71,6 +71,6 @@ export interface StateCommitter {
   stop(): Promise<void>;
   /** Current value of refs/sdd/state, or null before the first commit. */
   head(): Promise<string | null>;
-  /** Number of paths waiting for the next commit. */
+  /** Number of paths not in the ref yet: waiting for the next commit, or in the one running. */
   readonly pending: number;
 }

@@ -42,6 +42,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   let pending: ((abs: string) => string | null | undefined) | undefined;
   const writer = createStateWriter({ ...opts, pending: (abs) => pending?.(abs) });
   let dirty = new Set<string>();
+  let inFlight = 0; // paths of the commit running now: not in the ref yet either
   let notes: Note[] = [];
   let chain: Promise<unknown> = Promise.resolve();
   let queued: Promise<CommitResult | null> | null = null;
@@ -82,12 +83,15 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
     const batch = { paths: [...dirty].filter((p) => !hold(p)).sort(), notes };
     dirty = new Set(kept);
     notes = [];
+    inFlight = batch.paths.length;
     try {
       return await runBatch(batch);
     } catch (err) {
       for (const p of batch.paths) dirty.add(p);
       notes = [...batch.notes, ...notes].slice(0, MAX_KEPT_NOTES);
       throw err;
+    } finally {
+      inFlight = 0;
     }
   };
 
@@ -180,7 +184,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
     },
     head: () => writer.readRef(),
     get pending() {
-      return dirty.size;
+      return dirty.size + inFlight;
     },
   };
 }

@@ -54,7 +54,10 @@ committer('each flush is one commit naming its notes; only committed folders rea
   c.touch(join(layout.worktree('s1'), 'a.txt'));
   c.touch(join(layout.sdd, 'tasks', '01', '.x.tmp'));
   assert.is(c.pending, 2);
-  const first = await c.flush();
+  const flushing = c.flush();
+  await new Promise((r) => setImmediate(r));
+  assert.is(c.pending, 2, 'paths of the commit running are not in the ref yet: still pending');
+  const first = await flushing;
   assert.is(first?.message, '2 changes: create t0001; create t0002');
   assert.is(first?.paths, 2);
   assert.is(c.pending, 0);
@@ -236,6 +239,7 @@ committer('while changes keep coming, a timed commit leaves a large log (an audi
   await until(() => commits() >= 2);
   assert.is(JSON.parse(repo.git('show', 'refs/sdd/state:.sdd/tasks/' + layout.task('t0001').split('/tasks/')[1])).status, 'claimed', 'the task goes at once');
   assert.is(committedLines(), 3000, 'the large log waits');
+  await until(() => c.pending === 1); // the commit that moved the ref has returned
   assert.is(c.pending, 1);
   clock.advance(5_000);
   await store.update<Task>(layout.task('t0001'), (t) => ({ ...t, status: 'in_progress' }), { note: 'start t0001' }); // still busy
