@@ -114,14 +114,16 @@ export async function openAuditChain(deps: { layout: SddLayout; clock: Clock; lo
   }
   let segment = names.at(-1) ?? '';
   const sign = recordSigner(key);
+  let segmentOf = '', segmentAbs = ''; // the segment's path, built once a day
   return {
     seal(entry) {
       const ts = new Date(deps.clock.now()).toISOString();
       const day = `${ts.slice(0, 10)}.jsonl`;
       if (day > segment) segment = day;
+      if (segment !== segmentOf) { segmentOf = segment; segmentAbs = join(dir, segment); }
       const record = nextRecord(key, tail, entry, ts, sign);
       tail = { seq: record.seq, hmac: record.hmac };
-      return { abs: join(dir, segment), line: JSON.stringify(record), record };
+      return { abs: segmentAbs, line: JSON.stringify(record), record };
     },
     mark: () => ({ tail, segment }),
     rewind(m) { ({ tail, segment } = m as ChainMark); },

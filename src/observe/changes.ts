@@ -2,12 +2,17 @@
 export const BOARD_EVENTS = ['task_created', 'task_updated', 'agent_started', 'agent_exited'] as const;
 export type BoardEvent = (typeof BOARD_EVENTS)[number];
 
-/** One change of the board: its sequence number, event name, tenant and JSON data (serialised once, sent to every client). */
-export interface Change {
-  seq: number;
-  event: BoardEvent;
-  tenant: string;
-  data: string;
+/**
+ * One change of the board: its sequence number, event name, tenant and JSON data, serialised once when
+ * a client first needs it (sent to every client from then on; none listening, none serialised).
+ */
+export class Change {
+  private json: string | undefined;
+  constructor(readonly seq: number, readonly event: BoardEvent, readonly tenant: string, private value: unknown) {}
+  get data(): string {
+    if (this.json === undefined) { this.json = JSON.stringify(this.value); this.value = undefined; }
+    return this.json;
+  }
 }
 
 /** What a client resuming after `seq` gets: the changes since, or a reset when they are no longer held. */
@@ -35,9 +40,9 @@ export class ChangeRing {
   /** The oldest sequence number still held (seq + 1 when the ring is empty). */
   get oldest(): number { return Math.max(this.base + 1, this.last - this.size + 1); }
 
-  /** Add a change; `data` is serialised here, once. */
+  /** Add a change; `data` must not change afterwards (it is serialised on first use). */
   push(event: BoardEvent, tenant: string, data: unknown): Change {
-    const c: Change = { seq: ++this.last, event, tenant, data: JSON.stringify(data) };
+    const c = new Change(++this.last, event, tenant, data);
     this.buf[c.seq % this.size] = c;
     return c;
   }

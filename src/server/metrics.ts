@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { httpSeries } from './http-series.ts';
 
 /** HTTP metrics of the server plus the registry other domains add their gauges to. */
 export interface HttpMetrics {
@@ -17,23 +18,12 @@ export interface HttpMetrics {
 export function createMetrics(opts: { prefix?: string; defaults?: boolean } = {}): HttpMetrics {
   const registry = new Registry();
   if (opts.defaults ?? true) collectDefaultMetrics({ register: registry, ...(opts.prefix ? { prefix: opts.prefix } : {}) });
-  const requests = new Counter({
-    name: 'http_requests_total', help: 'HTTP requests answered, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds', help: 'HTTP request duration in seconds, by method and route pattern',
-    labelNames: ['method', 'route'] as const, registers: [registry],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  });
+  const record = httpSeries(registry);
   return {
     registry,
     start() {
       const t0 = process.hrtime.bigint();
-      return (method, route, status) => {
-        requests.inc({ method, route, status: String(status) });
-        duration.observe({ method, route }, Number(process.hrtime.bigint() - t0) / 1e9);
-      };
+      return (method, route, status) => record(method, route, status, Number(process.hrtime.bigint() - t0) / 1e9);
     },
     gauge(name, help, label, read) {
       new Gauge({

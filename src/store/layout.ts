@@ -50,9 +50,10 @@ export function sddLayout(root: string) {
     worktrees: join(sdd, 'worktrees'),
     /** `svc site` data (subscribers, summary cache) unless --data-dir says otherwise; never committed. */
     site: join(sdd, 'site'),
-    task: (id: string) => join(sdd, shardedRel('tasks', id, '.json')),
-    progress: (id: string) => join(sdd, shardedRel('progress', id, '.jsonl')),
-    gates: (id: string) => join(sdd, shardedRel('gates', id, '.json')),
+    // `sdd` is normal and a sharded path has no `.` or `..` (checked ids): a template, not join (which normalises).
+    task: (id: string) => `${sdd}/${shardedRel('tasks', id, '.json')}`,
+    progress: (id: string) => `${sdd}/${shardedRel('progress', id, '.jsonl')}`,
+    gates: (id: string) => `${sdd}/${shardedRel('gates', id, '.json')}`,
     agent: (sid: string) => join(runtime, 'agents', `${checked(sid)}.json`),
     log: (sid: string) => join(runtime, 'logs', `${checked(sid)}.log`),
     kill: (sid: string) => join(runtime, 'signals', `${checked(sid)}.kill`),
