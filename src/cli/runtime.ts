@@ -8,7 +8,7 @@ import { retry } from '../lib/retry.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
 import { createAuthenticator, createTenantGate, ensureAdminToken, ensureTenants, holdsScope } from '../auth/index.ts';
 import { createSso, ssoRoutes } from '../auth/sso/index.ts';
-import { acquireAuditWriter, createBoardSource, createObservability, drainAuditInbox, listSegments, openAuditChain, tapProgress, timeStateCommits, type AuditEntry } from '../observe/index.ts';
+import { acquireAuditWriter, createBoardSource, createObservability, drainAuditInbox, listSegments, openAuditChain, tapProgress, stateCommitMetrics, type AuditEntry } from '../observe/index.ts';
 import { createServer, createMetrics } from '../server/index.ts';
 import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
@@ -73,10 +73,10 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const metrics = createMetrics();
   // /state.git serves from a mirror that holds only the state history; commits nudge it while fetches come.
   const mirror = createStateMirror({ git, gitCommonDir: await commonGitDir(git), log: log.withTag('state'), now: clock.now });
-  // --- observe: state commits timed from the committer's git calls ---
-  const stateGit = timeStateCommits(git, metrics.registry);
-  // --- end observe ---
-  const committer = createCommitter({ layout, git: stateGit, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits, onCommit: () => mirror.nudge() });
+  const committer = createCommitter({
+    layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits,
+    onCommit: () => mirror.nudge(), onAttempt: stateCommitMetrics(metrics.registry),
+  });
   await ensureTenants(layout);
   // The chain's writer lock before the replay: no CLI may append between the journaled records and the segment.
   const releaseAudit = await takeAuditWriter(layout, log, clock, timers);

@@ -11,7 +11,7 @@ export { createBoardSource, tapProgress } from './board-source.ts';
 export type { BoardSource, BoardSourceDeps, Progress } from './board-source.ts';
 export { createObservability } from './setup.ts';
 export type { Observability, ObserveDeps } from './setup.ts';
-export { timeStateCommits } from './commit-timer.ts';
+export { stateCommitMetrics } from './commit-timer.ts';
 export { BOARD_DIR } from './routes-board.ts';
 export { dashboardQueries, grafanaDashboard } from './grafana.ts';
 export { ChangeRing, BOARD_EVENTS } from './changes.ts';

@@ -6,7 +6,7 @@ import { isLargeLog, repack, runGc } from './git-upkeep.ts';
 import { isCommitted, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { recoverMessage } from './message.ts';
 import { markCleanStop, startDiff } from './recover.ts';
-import { createStateWriter, type Batch } from './state-writer.ts';
+import { createStateWriter, type Batch, type StateWriterOptions } from './state-writer.ts';
 import type { CommitResult, Note, RecoverOptions, RecoverResult, StateCommitter } from './types.ts';
 
 export interface CommitterOptions {
@@ -20,6 +20,8 @@ export interface CommitterOptions {
   gcEveryCommits: number;
   /** Told after every commit that moved the ref (the /state.git mirror follows it). */
   onCommit?(result: CommitResult): void;
+  /** Told of every attempt to commit and how long it took (observe's state commit metrics). */
+  onAttempt?: StateWriterOptions['onAttempt'];
 }
 
 // Notes kept for one message; later ones are dropped (a long-stuck disk must not grow memory).
@@ -67,9 +69,10 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
       commits++;
       opts.onCommit?.(result);
     }
-    if (result && commits % REPACK_EVERY_COMMITS === 0) void enqueue(() => repack(git, log));
+    // The long-lived fast-import starts again after a repack or gc: it must read the packs they left.
+    if (result && commits % REPACK_EVERY_COMMITS === 0) void enqueue(async () => { await writer.recycle(); await repack(git, log); });
     if (result && gcEveryCommits > 0 && commits % gcEveryCommits === 0 && !gc) {
-      gc = runGc(git, log).finally(() => { gc = null; });
+      gc = runGc(git, log).finally(() => { gc = null; void enqueue(() => writer.recycle()); });
     }
     return result;
   };
@@ -180,6 +183,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
       timer = null;
       await flush();
       await gc;
+      await enqueue(() => writer.recycle());
       if (recovered && !dirty.size) await markCleanStop(layout, await writer.readRef(), log);
     },
     head: () => writer.readRef(),

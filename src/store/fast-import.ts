@@ -27,10 +27,14 @@ export interface ImportCommit {
 export const STREAM_FROM = 256 * 1024;
 const PIECE = 64 * 1024;
 
+/** The line a session's commit ends with, once its pack is on disk (after the checkpoint). */
+export const COMMITTED = 'progress svc: committed';
+
 /**
  * The fast-import commands: the commit, `get-mark :1`, then `ls` of `.sdd` in the new commit and in the
- * parent (equal trees: nothing changed), a reset of the scratch ref, `done`. A path whose `content` is
- * null is left out. Descriptors of streamed files are closed whatever happens.
+ * parent (equal trees: nothing changed), a reset of the scratch ref, then `checkpoint` (the pack written
+ * and fsynced) and COMMITTED for a long-lived fast-import. A path whose `content` is null is left out.
+ * Descriptors of streamed files are closed whatever happens.
  */
 export async function* importStream(c: ImportCommit): AsyncGenerator<Uint8Array> {
   // Pieces gathered into chunks of about PIECE bytes: a write to git's stdin each, not one per line.
@@ -42,7 +46,7 @@ export async function* importStream(c: ImportCommit): AsyncGenerator<Uint8Array>
     size += b.byteLength;
   };
   const take = () => { const chunk = Buffer.concat(parts, size); parts = []; size = 0; return chunk; };
-  put(`feature done\ncommit ${c.ref}\nmark :1\ncommitter svc <svc@localhost> ${Math.floor(c.timestampMs / 1000)} +0000\n`);
+  put(`commit ${c.ref}\nmark :1\ncommitter svc <svc@localhost> ${Math.floor(c.timestampMs / 1000)} +0000\n`);
   put(`data ${Buffer.byteLength(c.message + '\n')}\n${c.message}\n\n`);
   if (c.parent) put(`from ${c.parent}\n`);
   for (const path of c.paths) {
@@ -63,7 +67,7 @@ export async function* importStream(c: ImportCommit): AsyncGenerator<Uint8Array>
     }
     if (size >= PIECE) yield take();
   }
-  put(`\nget-mark :1\nls :1 .sdd\n${c.parent ? `ls ${c.parent} .sdd\n` : ''}reset ${c.ref}\nfrom ${'0'.repeat(40)}\n\ndone\n`);
+  put(`\nget-mark :1\nls :1 .sdd\n${c.parent ? `ls ${c.parent} .sdd\n` : ''}reset ${c.ref}\nfrom ${'0'.repeat(40)}\n\ncheckpoint\n${COMMITTED}\n`);
   yield take();
 }
 

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { KeyedMutex } from '../lib/mutex.ts';
 import { join } from 'node:path';
+import { lineSession, type LineSession } from './line-session.ts';
 import { DRIVER_KEYS, driverOverrides, hardenedArgs, pinnedWorktreeEnv, touchesContent, UNSAFE_GIT_ENV, worktreeTop } from './git-harden.ts';
 
 export interface GitResult {
@@ -41,6 +42,8 @@ export interface Git {
   mutate(args: string[], opts?: GitRunOptions): Promise<GitResult>;
   /** Run several steps as one unit in the mutation queue (e.g. merge-tree + commit-tree + update-ref). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /** A long-lived ref-and-object command in the repository root (fast-import, update-ref --stdin), hardened. */
+  session(args: string[], opts?: { preamble?: string }): LineSession;
 }
 
 // Never let a user's config make our plumbing interactive, signed, or auto-gc'd mid-request.
@@ -109,5 +112,10 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     return result;
   };
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => queue.run('mutations', fn);
-  return { root, run: exec, mutate: (args, o) => exclusive(() => exec(args, o)), exclusive };
+  const session = (args: string[], o: { preamble?: string } = {}): LineSession => {
+    // Only plumbing that never runs a driver: no work tree, no index, no attributes.
+    if (touchesContent(args)) throw new Error(`git ${args.join(' ')}: not a ref-and-object command`);
+    return lineSession('git', [...hardenedArgs(root), ...args], { cwd: root, env: baseEnv, ...o });
+  };
+  return { root, run: exec, mutate: (args, o) => exclusive(() => exec(args, o)), exclusive, session };
 }

@@ -1,13 +1,12 @@
 import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import { fileContent, importStream, parseImportOutput, release, type Content } from './fast-import.ts';
+import { fileContent, type Content } from './fast-import.ts';
 import type { Git } from './git-cli.ts';
 import { STATE_REF, type SddLayout } from './layout.ts';
+import { createStateGit } from './state-git.ts';
 import { commitMessage } from './message.ts';
 import type { CommitResult, Note } from './types.ts';
-
-const ZERO = '0'.repeat(40);
 
 /** One commit's worth of paths (relative to `.sdd`); `known` gives blob ids already written (null: deleted). */
 export interface Batch {
@@ -26,6 +25,8 @@ export interface StateWriter {
   reload(): Promise<string | null>;
   /** Write files (relative to `.sdd`) as blobs with one `git hash-object` process; rel → oid. */
   writeBlobs(rels: string[]): Promise<Map<string, string>>;
+  /** End the long-lived git processes (they start again with the next commit): after a repack, at a stop. */
+  recycle(): Promise<void>;
 }
 
 export interface StateWriterOptions {
@@ -40,6 +41,8 @@ export interface StateWriterOptions {
   pending?: (abs: string) => string | null | undefined;
   /** Attempts after a lost compare-and-swap of the ref (default 5). */
   maxCasRetries?: number;
+  /** Told of every attempt to commit: moved the ref (ok), the ref moved meanwhile (lost), or failed; its seconds. */
+  onAttempt?(result: 'ok' | 'lost' | 'error', seconds: number): void;
 }
 
 /**
@@ -47,10 +50,11 @@ export interface StateWriterOptions {
  * packfile (fsynced), a few files per commit however many paths changed; each path's content is read as
  * the stream reaches it and large append-only files are streamed, so memory does not grow with the batch.
  * A commit whose `.sdd` tree equals its parent's is not published (the ref stays). Then the ref moves
- * with `update-ref new old`.
+ * by compare-and-swap. Both go through long-lived git processes (state-git.ts).
  */
 export function createStateWriter(opts: StateWriterOptions): StateWriter {
   const { layout, git, log, clock } = opts;
+  const state = createStateGit(git);
   let head: string | null = null;
   let loaded = false;
 
@@ -80,14 +84,25 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
     if (!loaded) await reload();
     const message = batch.message ?? commitMessage(batch.notes, batch.paths.length);
     for (let attempt = 0; ; attempt++) {
-      const imported = await importCommit(git, { parent: head, message, timestampMs: clock.now(), paths: batch.paths.map((p) => `.sdd/${p}`), content: content(batch) });
-      if (!imported.changed) return null;
-      const moved = await git.mutate(['update-ref', '-m', message, STATE_REF, imported.oid, head ?? ZERO], { allowFail: true });
-      if (moved.code === 0) {
+      const t0 = performance.now();
+      const done = (result: 'ok' | 'lost' | 'error') => opts.onAttempt?.(result, (performance.now() - t0) / 1000);
+      let refused: string | null;
+      let imported: { oid: string; changed: boolean };
+      try {
+        imported = await state.importCommit({ parent: head, message, timestampMs: clock.now(), paths: batch.paths.map((p) => `.sdd/${p}`), content: content(batch) });
+        if (!imported.changed) return null;
+        refused = await state.moveRef(STATE_REF, imported.oid, head);
+      } catch (err) {
+        done('error');
+        throw err;
+      }
+      if (refused === null) {
+        done('ok');
         head = imported.oid;
         return { oid: imported.oid, message, paths: batch.paths.length };
       }
-      if (attempt >= max) throw new Error(`${STATE_REF} update failed after ${attempt + 1} attempts: ${moved.stderr.trim()}`);
+      done('lost');
+      if (attempt >= max) throw new Error(`${STATE_REF} update failed after ${attempt + 1} attempts: ${refused}`);
       log.warn(`${STATE_REF} moved under the committer; committing again on top`, { expected: head, attempt: attempt + 1 });
       await reload();
     }
@@ -102,28 +117,6 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
     return out;
   };
 
-  return { commit, readRef, reload, writeBlobs };
+  return { commit, readRef, reload, writeBlobs, recycle: () => state.recycle() };
 }
 
-// A scratch ref fast-import commits to and deletes again in the same run (it never reaches disk):
-// the commit's id comes back through `get-mark`, and the real ref moves by CAS afterwards.
-const SCRATCH_REF = 'refs/sdd/import-scratch';
-
-/** Write one commit (blobs, trees, commit: one fsynced packfile) with `git fast-import`; its id and whether it changed the tree. */
-async function importCommit(git: Git, c: { parent: string | null; message: string; timestampMs: number; paths: string[]; content(path: string): Content | null }) {
-  // A path read but never streamed (the import failed first) must not keep its descriptor.
-  const opened: Content[] = [];
-  const content = (path: string) => { const got = c.content(path); if (got?.kind === 'file') opened.push(got); return got; };
-  // unpackLimit=0: always one pack (the default unpacks small imports into loose objects); pack and
-  // index are fsynced before fast-import renames them into place. zlib level 1: the day's audit segment
-  // is written whole by every commit, and level 1 costs half the CPU of the default for a pack ~8%
-  // larger (a 12.7 MB segment: 0.15 s of CPU against 0.27 s).
-  try {
-    const r = await git.mutate(['-c', 'fastimport.unpackLimit=0', '-c', 'core.fsync=pack,pack-metadata', '-c', 'pack.compression=1', 'fast-import', '--quiet', '--done'], {
-      input: importStream({ ref: SCRATCH_REF, ...c, content }),
-    });
-    return parseImportOutput(r.stdout, c.parent !== null);
-  } finally {
-    for (const o of opened) release(o);
-  }
-}

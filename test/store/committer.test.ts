@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -142,6 +142,25 @@ committer('from a linked worktree the ref lands in the main repository', async (
   } finally {
     repo.git('worktree', 'remove', '--force', wt);
   }
+});
+
+committer('commits go through one long-lived fast-import and one update-ref --stdin, ended at stop', async () => {
+  const { layout, c, store } = setup();
+  // Our git processes: those whose working directory is this repository.
+  const ours = (name: string) => execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n')
+    .filter((l) => l.includes(`git `) && l.includes(name) && !l.includes('ps -eo')).map((l) => Number(l.trim().split(/\s+/)[0]))
+    .filter((pid) => { try { return readlinkSync(`/proc/${pid}/cwd`) === repo.dir; } catch { return false; } });
+  const pids = new Set<number>();
+  for (let i = 0; i < 4; i++) {
+    await store.create(layout.task(`s000${i}`), task(`s000${i}`), `create s000${i}`);
+    await c.flush();
+    for (const pid of [...ours('fast-import'), ...ours('update-ref')]) pids.add(pid);
+  }
+  assert.is(Number(repo.git('rev-list', '--count', 'refs/sdd/state')), 4);
+  assert.is(pids.size, 2, `two processes for four commits: ${[...pids].join(', ')}`);
+  await c.stop();
+  assert.equal([...ours('fast-import'), ...ours('update-ref')], [], 'none left after stop');
+  assert.is(repo.git('fsck', '--strict', '--no-dangling').trim(), '');
 });
 
 committer('a commit reads through the writer\'s pending text, else the file; a pending null deletes', async () => {

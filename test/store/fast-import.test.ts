@@ -16,8 +16,9 @@ T('each path becomes an inline blob, a known blob, or a delete; a path with no c
     '.sdd/c.json': { kind: 'deleted' }, '.sdd/dir': null,
   };
   const text = await collect(importStream({ ref: 'refs/x', parent: 'p'.repeat(40), message: 'two changes', timestampMs: 5000, paths: Object.keys(contents), content: (p) => contents[p]! }));
-  assert.match(text, /^feature done\ncommit refs\/x\nmark :1\ncommitter svc <svc@localhost> 5 \+0000\ndata 12\ntwo changes\n\n/);
+  assert.match(text, /^commit refs\/x\nmark :1\ncommitter svc <svc@localhost> 5 \+0000\ndata 12\ntwo changes\n\n/);
   assert.match(text, `from ${'p'.repeat(40)}\nM 100644 inline .sdd/a.json\ndata 7\n{"a":1}\nM 100644 ${'b'.repeat(40)} .sdd/b.json\nD .sdd/c.json\n\nget-mark :1\nls :1 .sdd\nls ${'p'.repeat(40)} .sdd\n`);
+  assert.match(text, /\ncheckpoint\nprogress svc: committed\n$/, 'ends with the pack on disk, then a line saying so');
   assert.not.match(text, '.sdd/dir');
 });
 
