@@ -59,8 +59,18 @@ export class Detail {
     const moved = card.status !== this.task.status;
     this.task = { ...this.task, ...card };
     this.render();
-    // The state commit follows a change within moments: read the history again once it is there.
-    if (moved) { void this.loadGates(); void this.loadHistory(); setTimeout(() => { if (this.task?.id === card.id) void this.loadHistory(); }, 1000); }
+    // The state commit follows a change within moments (seconds on a busy server): read the history again
+    // until it shows the task's version.
+    if (moved) { void this.loadGates(); void this.followHistory(card.id, card.version); }
+  }
+
+  async followHistory(id, version) {
+    for (const ms of [0, 1000, 2000, 4000, 8000, 16000]) {
+      if (ms) await new Promise((r) => setTimeout(r, ms));
+      if (this.task?.id !== id) return;
+      const newest = await this.loadHistory();
+      if (newest !== undefined && newest >= version) return;
+    }
   }
 
   render() {
@@ -138,6 +148,11 @@ export class Detail {
     const r = await api('GET', `/tasks/${id}/history?limit=30`);
     if (this.task?.id !== id) return;
     const entries = r.status === 200 ? r.body.entries : [];
+    this.showHistory(entries);
+    return entries.reduce((max, e) => Math.max(max, e.version ?? 0), 0);
+  }
+
+  showHistory(entries) {
     $('d-history').innerHTML = entries.length
       ? entries.map((e) => `<li><b>${esc(e.status ?? 'removed')}</b> v${esc(e.version ?? '—')} · ${esc(e.committed_at)}${e.actors.length ? ` · ${esc(e.actors.join(', '))}` : ''}<br><code>${esc(e.commit.slice(0, 12))}</code> ${esc(e.message)}</li>`).join('')
       : '<li class="muted">Not in refs/sdd/state yet.</li>';

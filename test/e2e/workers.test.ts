@@ -104,9 +104,10 @@ T(`${TASKS} tasks through 3 workers: all closed, every agent commit merged, the 
   const claims = await answered('GET', '/tasks/next/:role', 200);
   const again = nodes.flatMap((w) => w.output().split('\n').filter((l) => /kept in the outbox|could not be started/.test(l)));
   assert.ok(claims <= 6 + again.length, `${claims} claims by GET /tasks/next for ${TASKS} tasks on 6 slots:\n${again.join('\n')}\n${nodes.map((w) => w.output().slice(-3000)).join('\n---\n')}`);
-  await s!.settled();
-  const inState = repo.git('grep', '-h', '-o', '"node_id": "[0-9a-f]*"', 'refs/sdd/state', '--', '.sdd/tasks').split('\n').filter(Boolean);
-  assert.ok(inState.length >= TASKS, `node ids recorded in refs/sdd/state (${inState.length})`);
+  // The state commits follow the changes (seconds behind on a loaded machine, while the server keeps retiring sessions).
+  const inState = () => repo.git('grep', '-h', '-o', '"node_id": "[0-9a-f]*"', 'refs/sdd/state', '--', '.sdd/tasks').split('\n').filter(Boolean);
+  for (const end = Date.now() + 60_000; inState().length < TASKS && Date.now() < end;) await sleep(250);
+  assert.ok(inState().length >= TASKS, `node ids recorded in refs/sdd/state (${inState().length})`);
   for (const w of nodes) assert.is(await w.stop('SIGTERM'), 0, w.output().slice(-1000));
   assert.equal((await s!.api('GET', '/cluster/nodes')).body, [], 'each worker unregistered');
   for (const w of nodes) assert.match(w.output(), 'worker stopped');
