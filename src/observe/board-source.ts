@@ -24,8 +24,8 @@ export interface BoardSource {
   visible(id: string, tenant: string): Task;
   /** Counts per status plus total (one tenant, or all). */
   counts(tenant?: string): Record<string, number>;
-  /** Open tasks whose dependencies are satisfied (claimable now). */
-  ready(): Task[];
+  /** Tasks per status and role, and claimable tasks per role, kept by the board (no pass over it). */
+  tally(): ReturnType<Tasks['tally']>;
   /** Called after every task change; returns the unsubscribe function. */
   onChange(fn: (t: Task) => void): () => void;
   /** The latest progress entry of the task's current run, or null. */
@@ -68,7 +68,7 @@ export function createBoardSource(d: BoardSourceDeps): BoardSource {
     get: (id) => tasks.get(id),
     visible: (id, tenant) => tasks.visible(id, tenant),
     counts: (tenant) => tasks.counts(tenant) as unknown as Record<string, number>,
-    ready: () => tasks.list({ ready: true }),
+    tally: () => tasks.tally(),
     onChange: (fn) => tasks.onChange(fn),
     async latestProgress(id, tenant) {
       const p = await tasks.progress(id, { actor: 'svc', tenant }).catch(() => null);

@@ -48,7 +48,7 @@ const SEED_PROGRESS = 500;
 export function createObservability(d: ObserveDeps): Observability {
   const ledger = new RunsLedger();
   let feed: BoardFeed | undefined;
-  const recorder = registerObserveMetrics(d.registry, { all: () => d.source.all(), ready: () => d.source.ready(), sessions: () => d.source.sessions(), eventClients: () => feed?.clients ?? 0 }, d.version);
+  const recorder = registerObserveMetrics(d.registry, { tally: () => d.source.tally(), sessions: () => d.source.sessions(), eventClients: () => feed?.clients ?? 0 }, d.version);
   feed = new BoardFeed({ ringSize: d.config.events.ring_size, base: d.clock.now() * 1000, recorder, get: (id) => d.source.get(id), log: d.log });
   const cache = new ReadCache((hit) => recorder.cacheLookup(hit));
   const core: ObserveCore = { source: d.source, feed, ledger, cache, clock: d.clock, config: d.config, version: d.version, startedMs: d.clock.now() };

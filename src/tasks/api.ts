@@ -64,6 +64,11 @@ export interface Tasks {
   list(filter?: TaskFilter): Task[];
   /** Counts per status plus total, for one tenant or all. */
   counts(tenant?: string): TaskCounts;
+  /**
+   * For a metrics scrape, without a pass over the board: tasks per status and role (a count may be 0), and
+   * claimable tasks per role (open, dependencies satisfied, not being claimed right now).
+   */
+  tally(): { byStatusRole: ReadonlyMap<TaskStatus, ReadonlyMap<string, number>>; readyByRole: Map<string, number> };
   /** Progress of the task's current run (entries, latest snapshot, vector, stalled). */
   progress(id: string, who: Actor): Promise<ProgressReport>;
   /** Called with every task after it changes; returns the unsubscribe function. */

@@ -28,6 +28,7 @@ export class Board {
   private childIdx = new Map<string, Set<string>>();
   private dependentIdx = new Map<string, Set<string>>();
   private tenantCounts = new Map<string, TaskCounts>();
+  private roleCounts = new Map<TaskStatus, Map<string, number>>();
   private owners = new Map<string, Task>();
   private queues = new Map<string, Heap>();
   private readyInfo = new Map<string, Entry>();
@@ -91,6 +92,18 @@ export class Board {
     let n = 0;
     if (c) for (const s of ACTIVE) n += c[s];
     return n;
+  }
+  /** Tasks per status and role (a role whose count fell to 0 stays, with 0): O(1), kept as tasks change. */
+  statusRoleCounts(): ReadonlyMap<TaskStatus, ReadonlyMap<string, number>> { return this.roleCounts; }
+  /** Claimable tasks queued per role, all tenants together (roles with none queued left out). */
+  readyByRole(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [queue, n] of this.live) {
+      if (n <= 0) continue;
+      const role = queue.slice(queue.indexOf('\u0000') + 1);
+      out.set(role, (out.get(role) ?? 0) + n);
+    }
+    return out;
   }
   /** Number of claimable tasks queued for (role, tenant). */
   readyCount(role: string, tenant: string): number { return this.live.get(queueKey(tenant, role)) ?? 0; }
@@ -195,6 +208,9 @@ export class Board {
     if (!c) this.tenantCounts.set(t.tenant, (c = emptyCounts()));
     c[t.status] += 1;
     c.total += 1;
+    let roles = this.roleCounts.get(t.status);
+    if (!roles) this.roleCounts.set(t.status, (roles = new Map()));
+    roles.set(t.role, (roles.get(t.role) ?? 0) + 1);
     if (WORKING.has(t.status)) for (const f of t.owned_files) this.owners.set(ownerKey(t.tenant, f), t);
   }
 
@@ -205,6 +221,8 @@ export class Board {
     const c = this.tenantCounts.get(t.tenant)!;
     c[t.status] -= 1;
     c.total -= 1;
+    const roles = this.roleCounts.get(t.status)!;
+    roles.set(t.role, roles.get(t.role)! - 1);
     for (const f of t.owned_files) if (this.owners.get(ownerKey(t.tenant, f))?.id === t.id) this.owners.delete(ownerKey(t.tenant, f));
   }
 

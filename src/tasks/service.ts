@@ -294,6 +294,7 @@ export class TaskService implements Tasks {
   createSubtask(input: TaskSelfCreate, who: Actor): Promise<Task> { return selfCreate(this, input, who); }
   get(id: string): Task | undefined { return this.board.get(id); }
   counts(tenant?: string) { return this.board.counts(tenant); }
+  tally() { return { byStatusRole: this.board.statusRoleCounts(), readyByRole: this.board.readyByRole() }; }
   progress(id: string, who: Actor) { return readProgress(this, id, who); }
   drain(on: boolean): void { this.draining = on; }
   get size(): number { return this.board.size; }

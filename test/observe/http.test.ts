@@ -173,4 +173,28 @@ T('/grafana/dashboard is a download; /tasks/{id}/history answers 404 for an unkn
   for (const p of ['/board/..%2Fpackage.json', '/board/nope.js', '/board/index.html%00']) assert.is((await fetch(`${s.url}${p}`)).status, 404, p);
 });
 
+T('/metrics: tasks per status and role and the claimable queue per role follow claims, completions and dependencies', async () => {
+  const first = await create({ title: 'queue first', role: 'mq-a' });
+  const second = await create({ title: 'queue second', role: 'mq-a' });
+  const after = await create({ title: 'queue after the first', role: 'mq-a', depends_on: [first.id] });
+  const lone = await create({ title: 'queue lone', role: 'mq-b' });
+  const state = async () => [
+    await metric('svc_tasks{status="open",role="mq-a"}'), await metric('svc_tasks{status="claimed",role="mq-a"}'),
+    await metric('svc_task_queue_depth{role="mq-a"}'), await metric('svc_task_queue_depth{role="mq-b"}'),
+  ];
+  assert.equal(await state(), [3, 0, 2, 1], 'the task waiting for its dependency is on the board, not claimable');
+  assert.is((await s.api('POST', `/tasks/${first.id}/claim`, {})).status, 200);
+  assert.equal(await state(), [2, 1, 1, 1]);
+  assert.is((await s.api('POST', `/tasks/${first.id}/complete`, { result_summary: 'ok' })).status, 200);
+  assert.equal(await state(), [2, 0, 2, 1], 'its dependency done: the third task is claimable');
+  assert.is((await s.api('POST', `/tasks/${lone.id}/claim`, {})).status, 200);
+  assert.is((await s.api('POST', `/tasks/${lone.id}/complete`, { result_summary: 'ok' })).status, 200);
+  const text = String((await s.api('GET', '/metrics')).body);
+  assert.match(text, /^svc_task_queue_depth\{role="mq-b"\} 0$/m, 'a role still on the board keeps a zero series');
+  assert.not.match(text, /^svc_tasks\{status="open",role="mq-b"\}/m, 'no series for a status no task of the role has');
+  assert.match(text, /^svc_tasks\{status="done",role="mq-b"\} 1$/m);
+  for (const id of [second.id, after.id]) assert.is((await s.api('POST', `/tasks/${id}/claim`, {})).status, 200);
+  assert.equal(await state(), [0, 2, 0, 0]);
+});
+
 T.run();
