@@ -162,6 +162,36 @@ owned('a checkpoint drops the journal only once every file is written', async ()
   await store.close();
 });
 
+owned('a steady stream of changes does not hold the checkpoint off: each checkpoint drops the journal it rotated out', async () => {
+  const { layout, store, timers, paths } = open({ journal: { intervalMs: 30, syncFs: async () => undefined } });
+  const files = Array.from({ length: 32 }, (_, i) => layout.task(`t05-${i}`));
+  for (const abs of files) await store.create<Counter>(abs, { version: 1, counter: 0 });
+  let stop = false;
+  let made = 0;
+  // 32 writers: changes are delivered while a checkpoint's flush runs, so the publisher is seldom empty.
+  const writers = Promise.all(files.map(async (abs) => { while (!stop) { await store.update<Counter>(abs, (t) => ({ ...t, counter: t.counter + 1 })); made++; } }));
+  // A checkpoint rotates the journal (a new one starts with the next change), then drops what it rotated out:
+  // never more than the journal and one rotated file. One that failed would leave its rotated file to the next.
+  let most = 0;
+  try {
+    for (let i = 0; i < 60; i++) {
+      await timers.advance(30);
+      await sleep(5);
+      most = Math.max(most, journalFiles(paths.dir).length);
+    }
+  } finally {
+    stop = true;
+    await writers;
+  }
+  assert.ok(made > 100, `the writers kept writing (${made} changes)`);
+  assert.ok(most <= 2, `every checkpoint dropped its journal, saw ${most} at once`);
+  await store.close();
+  assert.equal(journalFiles(paths.dir), []);
+  const counts = files.map((abs) => fileOf(abs) as Counter);
+  assert.ok(counts.every((c) => c.version === c.counter + 1), 'every file has its last change');
+  assert.is(counts.reduce((n, c) => n + c.counter, 0), made);
+});
+
 owned('a change\'s audit record and appended lines ride in its journal line, signed in order; the journal stays until they are in their files', async () => {
   const seq = { n: 0 };
   const sealer = { seal: (e: { action: string }) => ({ abs: join(tmp.dir, '.sdd', 'audit', 'a.jsonl'), line: JSON.stringify({ seq: ++seq.n, action: e.action }) }), mark: () => seq.n, rewind: (m: unknown) => { seq.n = m as number; } };
