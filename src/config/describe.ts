@@ -16,7 +16,7 @@ export const KEY_DOCS: Record<string, string> = {
   auth: 'Bearer-token authentication (docs/api.md).',
   'auth.enabled': 'Require a bearer token on every non-public endpoint. Off only for development.',
   state: 'How `.sdd` is committed into `refs/sdd/state`.',
-  'state.commit_interval_ms': 'Group commit: changes made within this interval become one state commit. A commit that took longer (a large audit segment) is followed by three times its duration; while changes keep coming, the audit log and the archive join a commit at most every 5 s.',
+  'state.commit_interval_ms': 'Group commit: changes made within this interval become one state commit. A commit that took longer (a large audit segment) is followed by three times its duration, at most 10 s; while changes keep coming, the audit log and the archive join a commit at most every 5 s.',
   'state.gc_every_commits': 'Run `git gc --auto` after this many state commits; 0 never.',
   orchestrator: 'The tick loop that starts agents on ready tasks, runs gates and merges.',
   'orchestrator.enabled': 'Run the orchestrator; off serves the API only.',

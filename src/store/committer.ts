@@ -18,6 +18,8 @@ export interface CommitterOptions {
   intervalMs: number;
   /** Run `git gc --auto` in the background every N commits; 0 = never. */
   gcEveryCommits: number;
+  /** The longest wait a slow commit imposes on the next timed one (default 10 s). */
+  paceMaxMs?: number;
   /** Told after every commit that moved the ref (the /state.git mirror follows it). */
   onCommit?(result: CommitResult): void;
   /** Told of every attempt to commit and how long it took (observe's state commit metrics). */
@@ -33,6 +35,8 @@ const REPACK_EVERY_COMMITS = 32;
 // archive grow all day, so commits get slower as they grow. The next timed commit waits this many times
 // the last one's duration (at least the interval): git and the stream take at most a quarter of the time.
 const PACE = 3;
+// ...but never longer than `paceMaxMs` (10 s): one huge commit (a bulk import of 100k tasks) is no measure of
+// the next, which holds only what changed since, and the ref must not trail the board for minutes after it.
 // While changes keep coming, large append-only files (the day's audit segment, the archive: each costs
 // its whole size per commit) join a timed commit at most this often; the task files go every interval.
 const BIG_EVERY_MS = 5000;
@@ -132,7 +136,7 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
           timer = null;
           schedule();
         });
-    }, Math.max(intervalMs, PACE * lastMs));
+    }, Math.max(intervalMs, Math.min(PACE * lastMs, opts.paceMaxMs ?? 10_000)));
     timer.unref();
   };
 

@@ -235,6 +235,24 @@ committer('timed commits are paced by how long the last one took: a slow commit 
   await c.stop();
 });
 
+committer('the pace has a ceiling: after a commit that took minutes (a bulk import), the next timed one still comes', async () => {
+  const layout = sddLayout(repo.dir);
+  const clock = manualClock();
+  // Each commit seems to take 10 minutes; the ceiling (100 ms here, 10 s by default) bounds the wait.
+  const c = createCommitter({ layout, git: createGit(repo.dir), log: silentLogger(), clock, intervalMs: 20, paceMaxMs: 100, gcEveryCommits: 0, onCommit: () => clock.advance(600_000) });
+  const store = createRecordStore({ layout, committer: c, log: silentLogger() });
+  const commits = () => Number(repo.git('rev-list', '--count', 'refs/sdd/state'));
+  c.start();
+  await store.create(layout.task('t0001'), task('t0001'), 'create t0001');
+  for (let i = 0; i < 300 && !(await c.head()); i++) await new Promise((r) => setTimeout(r, 10));
+  await store.update<Task>(layout.task('t0001'), (t) => ({ ...t, status: 'claimed' }), { note: 'claim t0001' });
+  const t0 = Date.now();
+  for (let i = 0; i < 300 && commits() < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.is(commits(), 2, 'the second commit came');
+  assert.ok(Date.now() - t0 < 2500, `within the ceiling and a commit, not 30 minutes (${Date.now() - t0} ms)`);
+  await c.stop();
+});
+
 committer('while changes keep coming, a timed commit leaves a large log (an audit segment) for later; it follows within 5 s or once quiet, and a flush takes it at once', async () => {
   const layout = sddLayout(repo.dir);
   const clock = manualClock();
