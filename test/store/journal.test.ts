@@ -40,6 +40,41 @@ const journalLines = (file: string) => readFileSync(file, 'utf8').split('\n').fi
 const journalFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith('journal.') && n.endsWith('.jsonl')) : []);
 const line = (o: object) => JSON.stringify(o) + '\n';
 
+journal('a checkpoint comes when the board goes quiet, when the oldest change is old, or when the journal is large; not while changes keep coming', async () => {
+  const syncs: number[] = [];
+  const { layout, store, timers, paths } = open({ journal: { intervalMs: 100, maxAgeMs: 1000, syncFs: async () => { syncs.push(timers.now()); } } });
+  const abs = layout.task('q01');
+  await store.create<Counter>(abs, { version: 1, counter: 0 });
+  const step = async (ms: number) => { await timers.advance(ms); await sleep(20); };
+  const t0 = timers.now();
+  // A change every 50 ms (the interval is 100): no checkpoint until the oldest change is 1 s old, then one.
+  let firstAt = -1;
+  for (let i = 1; i <= 40; i++) {
+    await store.update<Counter>(abs, (t) => ({ ...t, counter: i }));
+    await step(50);
+    if (syncs.length && firstAt < 0) firstAt = syncs[0]! - t0;
+  }
+  assert.ok(firstAt >= 1000, `no checkpoint while changes keep coming, before the oldest is 1 s old (first at ${firstAt} ms)`);
+  assert.ok(syncs.length >= 1, 'the oldest change reached 1 s: checkpoint, changes coming or not');
+  for (let i = 0; i < 20 && journalFiles(paths.dir).some((n) => n !== 'journal.jsonl'); i++) await step(10);
+  // Quiet: the next checkpoint follows within two intervals of the last change.
+  await store.update<Counter>(abs, (t) => ({ ...t, counter: 100 }));
+  const before = syncs.length;
+  await step(100);
+  await step(100);
+  await step(5);
+  assert.is(syncs.length, before + 1, 'quiet for an interval: checkpoint');
+  assert.equal(journalFiles(paths.dir), [], 'and the journal is gone');
+  await store.close();
+  // Size: past maxBytes the next change starts a checkpoint at once, the clock standing still.
+  const big = open({ journal: { intervalMs: 100_000, maxAgeMs: 100_000, maxBytes: 4096, syncFs: async () => { syncs.push(-1); } } });
+  const n = syncs.length;
+  for (let i = 0; i < 20; i++) await big.store.update<{ version: number; pad: string }>(big.layout.task('q02'), (t) => ({ version: t?.version ?? 1, pad: 'x'.repeat(500) }), {}).catch(() => big.store.create(big.layout.task('q02'), { version: 1, pad: 'x'.repeat(500) }));
+  for (let i = 0; i < 50 && syncs.length === n; i++) await sleep(10);
+  assert.ok(syncs.length > n, 'a journal past maxBytes is checkpointed without waiting for time');
+  await big.store.close();
+});
+
 journal('a write killed between its journal line and its file is restored by replay', async () => {
   const { layout, paths } = open();
   const child = join(tmp.dir, 'child.mts');

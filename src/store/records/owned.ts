@@ -32,7 +32,7 @@ export interface OwnedStoreOptions {
   /** The audit chain: signs the audit entries of writes in journal order. */
   sealer?: AuditSealer;
   /** Journal tuning (checkpoint size and interval, syncfs). */
-  journal?: Pick<JournalOptions, 'maxBytes' | 'intervalMs' | 'syncFs'>;
+  journal?: Pick<JournalOptions, 'maxBytes' | 'intervalMs' | 'maxAgeMs' | 'syncFs'>;
   /** Write-behind tuning (delay, high-water mark). */
   publisher?: Pick<PublisherOptions, 'delayMs' | 'highWater'>;
 }
