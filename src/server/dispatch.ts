@@ -18,6 +18,8 @@ export interface DispatchHooks {
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+// A 405's Allow list in this order; HEAD wherever GET is (it is answered as GET).
+const allowed = (have: string[]) => METHODS.filter((m) => have.includes(m) || (m === 'HEAD' && have.includes('GET')));
 
 /** Serve `routes` (in precedence order for equal patterns) on `server`. */
 export function dispatch(server: Server, routes: readonly { method: string; path: string; handle: Handle }[], hooks: DispatchHooks): void {
@@ -33,7 +35,7 @@ export function dispatch(server: Server, routes: readonly { method: string; path
     const found = router.find(req.method ?? 'GET', req.path);
     req.params = found?.params ?? {};
     try {
-      const out = found ? found.value(req, res) : hooks.noMatch(req, res, METHODS.filter((m) => router.find(m, req.path)));
+      const out = found ? found.value(req, res) : hooks.noMatch(req, res, allowed(router.methods(req.path)));
       if (out instanceof Promise) out.catch((err: unknown) => hooks.error(err, req, res));
     } catch (err) {
       hooks.error(err, req, res);

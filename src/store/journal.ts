@@ -108,23 +108,27 @@ export function createJournal(o: JournalOptions): Journal {
   const doCheckpoint = async (last = false): Promise<boolean> => {
     if (!dirty && !last) return true;
     dirty = false;
-    since = dirtySince;
-    const upTo = log.written;
-    const names = await listRotated(paths.dir);
-    const to = paths.rotated(names.length ? Number(names.at(-1)!.split('.')[1]) + 1 : 1);
-    await log.rotate(to); // between two batches: every line in it was delivered
-    if (!(await o.settle(last))) { failed(); return false; }
-    await (o.syncFs ? o.syncFs(o.layout.sdd) : helper.sync());
-    // Oldest first: a newer journal never goes while an older one it supersedes is still there.
-    for (const name of [...names, basename(to)]) await unlink(join(paths.dir, name)).catch(() => undefined);
-    covered = upTo;
-    return true;
+    const since = dirtySince;
+    // A failed checkpoint leaves its changes dirty, as old as they were.
+    const failed = () => { dirty = true; dirtySince = since; return false; };
+    try {
+      const upTo = log.written;
+      const names = await listRotated(paths.dir);
+      const to = paths.rotated(names.length ? Number(names.at(-1)!.split('.')[1]) + 1 : 1);
+      await log.rotate(to); // between two batches: every line in it was delivered
+      if (!(await o.settle(last))) return failed();
+      await (o.syncFs ? o.syncFs(o.layout.sdd) : helper.sync());
+      // Oldest first: a newer journal never goes while an older one it supersedes is still there.
+      for (const name of [...names, basename(to)]) await unlink(join(paths.dir, name)).catch(() => undefined);
+      covered = upTo;
+      return true;
+    } catch (err) {
+      failed();
+      throw err;
+    }
   };
   const checkpoint = (last = false): Promise<boolean> => (running ??= doCheckpoint(last).finally(() => { running = undefined; }));
-  // A failed checkpoint leaves its changes dirty, as old as they were.
-  let since = 0;
-  const failed = () => { dirty = true; dirtySince = since; };
-  const onError = (err: Error) => { failed(); o.log.error('journal checkpoint failed', { err: err.message }); };
+  const onError = (err: Error) => { o.log.error('journal checkpoint failed', { err: err.message }); };
   // A checkpoint costs a rotation, a flush of the files and a syncfs: when the board goes quiet, when the journal
   // is large, or when its oldest change is old. Every 2 s under a steady load cost ~20% of the fused loop.
   const intervalMs = o.intervalMs ?? 2000;

@@ -162,7 +162,7 @@ owned('a checkpoint drops the journal only once every file is written', async ()
   await store.close();
 });
 
-owned('a steady stream of changes does not hold the checkpoint off: each checkpoint drops the journal it rotated out', async () => {
+owned('under a steady stream of changes no journal piles up, and at the close every change is on its file and the journal is gone', async () => {
   const { layout, store, timers, paths } = open({ journal: { intervalMs: 30, syncFs: async () => undefined } });
   const files = Array.from({ length: 32 }, (_, i) => layout.task(`t05-${i}`));
   for (const abs of files) await store.create<Counter>(abs, { version: 1, counter: 0 });
@@ -171,7 +171,8 @@ owned('a steady stream of changes does not hold the checkpoint off: each checkpo
   // 32 writers: changes are delivered while a checkpoint's flush runs, so the publisher is seldom empty.
   const writers = Promise.all(files.map(async (abs) => { while (!stop) { await store.update<Counter>(abs, (t) => ({ ...t, counter: t.counter + 1 })); made++; } }));
   // A checkpoint rotates the journal (a new one starts with the next change), then drops what it rotated out:
-  // never more than the journal and one rotated file. One that failed would leave its rotated file to the next.
+  // never more than the journal and one rotated file. (Whether one runs at all while the writers never pause
+  // is the age limit's business, tested in journal.test.ts.)
   let most = 0;
   try {
     for (let i = 0; i < 60; i++) {
@@ -184,7 +185,7 @@ owned('a steady stream of changes does not hold the checkpoint off: each checkpo
     await writers;
   }
   assert.ok(made > 100, `the writers kept writing (${made} changes)`);
-  assert.ok(most <= 2, `every checkpoint dropped its journal, saw ${most} at once`);
+  assert.ok(most <= 2, `no rotated journal left behind, saw ${most} at once`);
   await store.close();
   assert.equal(journalFiles(paths.dir), []);
   const counts = files.map((abs) => fileOf(abs) as Counter);
