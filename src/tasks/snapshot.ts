@@ -42,13 +42,16 @@ export async function loadFromSnapshot(deps: SnapshotDeps, snap: BoardSnapshot, 
     target.fresh();
     return null;
   }
-  if (!verdict.stale.length && !verdict.read.length) return records.values.length;
+  // Only task files count: the folder's `.keep` (every workspace has one) or a note beside the shards is not read.
+  const toRead = verdict.read.filter(isTaskPath);
+  if (!verdict.stale.length && !toRead.length) return records.values.length;
   const stale = new Set(verdict.stale.map(idOf));
   const read: Task[] = [];
-  for (const rel of verdict.read) {
+  for (const rel of toRead) {
     const t = await readTask(deps, rel);
     if (t) read.push(t);
   }
+  deps.log.info(`board snapshot: ${stale.size} task(s) changed or gone since the stop, ${read.length} read from their files; the board is loaded again`);
   await target.fresh().load(async (put) => {
     for (const t of records.values) if (!stale.has(t.id)) put(target.prepare(t));
     for (const t of read) put(target.prepare(t)); // a changed task: its file's record replaces the snapshot's
@@ -66,9 +69,11 @@ export interface BoardTarget {
 
 export interface SnapshotDeps { layout: SddLayout; store: Pick<RecordStore, 'readText'>; log: Logger }
 
-// A file the verdict says to read, as a folder read takes it: `tasks/<shard>/<id>.json` only, unreadable skipped.
+// A task's file as a folder read takes it: `tasks/<shard>/<id>.json`.
+const isTaskPath = (rel: string): boolean => rel.split('/').length === 3 && rel.endsWith('.json') && isValidId(idOf(rel));
+
+// A file the verdict says to read (a task path), unreadable skipped.
 async function readTask(deps: SnapshotDeps, rel: string): Promise<Task | undefined> {
-  if (rel.split('/').length !== 3 || !rel.endsWith('.json') || !isValidId(idOf(rel))) return undefined;
   const text = await deps.store.readText(`${deps.layout.sdd}/${rel}`).catch(() => undefined);
   try {
     return text === undefined ? undefined : (JSON.parse(text) as Task);

@@ -49,6 +49,7 @@ T('a clean stop leaves a snapshot the next start loads (same tasks, versions, re
 
   s = await up();
   assert.is(fromSnapshot(s), 3);
+  assert.not.match(s.output(), /loaded again/, 'nothing changed (tasks/.keep is no task): one load');
   assert.equal(await board(s), before);
   assert.not.ok(existsSync(layout.boardSnapshot), 'removed once loaded');
   assert.is((await s.api('GET', '/tasks/next/qa')).body.id, ids[1], 'the ready queue as before');
@@ -63,6 +64,7 @@ T('a clean stop leaves a snapshot the next start loads (same tasks, versions, re
   assert.is(statSync(file).size, old.size);
   s = await up();
   assert.is(fromSnapshot(s), 2);
+  assert.match(s.output(), /board snapshot: 1 task\(s\) changed or gone since the stop, 1 read from their files; the board is loaded again/);
   assert.equal(await board(s), new Map([...after, [ids[2]!, { ...after.get(ids[2]!)!, title: 'THIRD' }]]));
   assert.is(await s.stop(), 0);
 
