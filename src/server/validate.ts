@@ -66,21 +66,26 @@ export interface Validator {
   parse(value: unknown, where: Where, convert?: boolean): unknown;
 }
 
-/** Compile once at mount time; `refs` resolves Type.Ref targets. */
+/**
+ * Compiled at a route's first request (`refs` resolves Type.Ref targets): the schemas of every route
+ * cost a start ~0.2 s of compiling, most of them for routes a server never sees.
+ */
 export function compileValidator(schema: TSchema, refs: TSchema[]): Validator {
+  let parse: Validator['parse'] | undefined;
+  return { schema, parse: (value, where, convert = false) => (parse ??= compile(schema, refs))(value, where, convert) };
+}
+
+function compile(schema: TSchema, refs: TSchema[]): Validator['parse'] {
   const check: TypeCheck<TSchema> = TypeCompiler.Compile(schema, refs);
   // Decided once: TypeBox's Default and Convert walk the schema at every call, and most schemas need neither.
   const defaults = hasKeyword(schema, refs, 'default', new Set());
   const converts = !stringsOnly(schema);
-  return {
-    schema,
-    parse(value, where, convert = false) {
-      let v = defaults ? Value.Default(schema, refs, value) : value;
-      // Convert may change its argument in place: keep the text as given for keepNonIntegers.
-      if (convert && converts) v = keepNonIntegers(schema, v, Value.Convert(schema, refs, structuredClone(v)));
-      if (check.Check(v)) return v;
-      throw new ValidationFailed(toIssues(check.Errors(v), where));
-    },
+  return (value, where, convert) => {
+    let v = defaults ? Value.Default(schema, refs, value) : value;
+    // Convert may change its argument in place: keep the text as given for keepNonIntegers.
+    if (convert && converts) v = keepNonIntegers(schema, v, Value.Convert(schema, refs, structuredClone(v)));
+    if (check.Check(v)) return v;
+    throw new ValidationFailed(toIssues(check.Errors(v), where));
   };
 }
 

@@ -1,7 +1,7 @@
 export { SsoService, type SsoDeps, type AuthAuditEntry, type AuthAuditSink } from './service.ts';
 export { SsoHttp } from './http.ts';
-export { createOidcClient, type OidcClient } from './oidc.ts';
-export { createSamlClient, idpFromMetadata, type SamlClient } from './saml.ts';
+export type { OidcClient } from './oidc.ts';
+export type { SamlClient } from './saml.ts';
 export { sessionCookieOf, SESSION_COOKIE } from './cookie.ts';
 export { ssoRoutes } from './routes.ts';
 export * from './policy.ts';

@@ -4,8 +4,6 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { SddLayout } from '../../store/layout.ts';
 import { SsoHttp } from './http.ts';
-import { createOidcClient } from './oidc.ts';
-import { createSamlClient } from './saml.ts';
 import { SsoService, type AuthAuditSink } from './service.ts';
 
 export interface SsoSetup {
@@ -26,10 +24,11 @@ export async function createSso(s: SsoSetup): Promise<SsoHttp | null> {
   const { config } = s;
   if (!config.oidc && !config.saml) return null;
   const skew = { clockSkewS: config.clock_skew_s };
+  // Each provider's library is loaded only when it is on (node-saml and its XML stack cost every start ~0.1 s).
   const oidc = config.oidc?.enabled
-    ? createOidcClient(config.oidc, { ...skew, ...(s.oidcClientSecret ? { clientSecret: s.oidcClientSecret } : {}) }) : undefined;
+    ? (await import('./oidc.ts')).createOidcClient(config.oidc, { ...skew, ...(s.oidcClientSecret ? { clientSecret: s.oidcClientSecret } : {}) }) : undefined;
   const saml = config.saml?.enabled
-    ? createSamlClient(config.saml, { ...skew, ...(s.samlMetadataXml ? { metadataXml: s.samlMetadataXml } : {}) }) : undefined;
+    ? (await import('./saml.ts')).createSamlClient(config.saml, { ...skew, ...(s.samlMetadataXml ? { metadataXml: s.samlMetadataXml } : {}) }) : undefined;
   const sso = new SsoService({
     config, layout: s.layout, clock: s.clock, log: s.log, audit: s.audit,
     ...(oidc ? { oidc } : {}), ...(saml ? { saml } : {}), ...(s.onWrite ? { onWrite: s.onWrite } : {}),
