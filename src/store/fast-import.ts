@@ -21,6 +21,10 @@ export interface ImportCommit {
   timestampMs: number;
   paths: readonly string[];
   content(path: string): Content | null;
+  /** Folders whose tree was built outside (big-folder.ts): set by tree id, or deleted (null); written before `paths`. */
+  trees?: readonly { folder: string; oid: string | null }[];
+  /** Blobs to write before the commit (those the `trees` name). */
+  blobs?: readonly Uint8Array[];
 }
 
 // Append-only files at least this large are streamed from their descriptor instead of read whole.
@@ -31,9 +35,10 @@ const PIECE = 64 * 1024;
 export const COMMITTED = 'progress svc: committed';
 
 /**
- * The fast-import commands: the commit, `get-mark :1`, then `ls` of `.sdd` in the new commit and in the
- * parent (equal trees: nothing changed), a reset of the scratch ref, then `checkpoint` (the pack written
- * and fsynced) and COMMITTED for a long-lived fast-import. A path whose `content` is null is left out.
+ * The fast-import commands: the `blobs`, the commit (the `trees` first), `get-mark :1`, then `ls` of `.sdd`
+ * in the new commit and in the parent (equal trees: nothing changed), a reset of the scratch ref, then
+ * `checkpoint` (the pack written and fsynced) and COMMITTED for a long-lived fast-import. A path whose
+ * `content` is null is left out.
  * Descriptors of streamed files are closed whatever happens.
  */
 export async function* importStream(c: ImportCommit): AsyncGenerator<Uint8Array> {
@@ -46,9 +51,16 @@ export async function* importStream(c: ImportCommit): AsyncGenerator<Uint8Array>
     size += b.byteLength;
   };
   const take = () => { const chunk = Buffer.concat(parts, size); parts = []; size = 0; return chunk; };
+  for (const b of c.blobs ?? []) {
+    put(`blob\ndata ${b.byteLength}\n`);
+    put(b);
+    put('\n');
+    if (size >= PIECE) yield take();
+  }
   put(`commit ${c.ref}\nmark :1\ncommitter svc <svc@localhost> ${Math.floor(c.timestampMs / 1000)} +0000\n`);
   put(`data ${Buffer.byteLength(c.message + '\n')}\n${c.message}\n\n`);
   if (c.parent) put(`from ${c.parent}\n`);
+  for (const t of c.trees ?? []) put(t.oid ? `M 040000 ${t.oid} ${quotePath(t.folder)}\n` : `D ${quotePath(t.folder)}\n`);
   for (const path of c.paths) {
     const got = c.content(path);
     if (!got) continue;

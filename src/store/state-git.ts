@@ -14,6 +14,9 @@ export interface CommitInput {
   timestampMs: number;
   paths: string[];
   content(path: string): Content | null;
+  /** Folders set by a tree id built outside fast-import (null: deleted), and the blobs they name. */
+  trees?: readonly { folder: string; oid: string | null }[];
+  blobs?: readonly Uint8Array[];
 }
 
 export interface StateGit {

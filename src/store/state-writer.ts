@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
+import { BIG_FOLDER_CHANGES, bigFolders, blobOf, mergeEntries, parseTreeListing, treeBody, writeLooseObject, type FolderTree } from './big-folder.ts';
 import { fileContent, type Content } from './fast-import.ts';
 import type { Git } from './git-cli.ts';
+import { commonGitDir } from './git-objects.ts';
 import { STATE_REF, type SddLayout } from './layout.ts';
 import { createStateGit } from './state-git.ts';
 import { commitMessage } from './message.ts';
@@ -43,6 +45,8 @@ export interface StateWriterOptions {
   maxCasRetries?: number;
   /** Told of every attempt to commit: moved the ref (ok), the ref moved meanwhile (lost), or failed; its seconds. */
   onAttempt?(result: 'ok' | 'lost' | 'error', seconds: number): void;
+  /** Changed paths in one folder from which its tree is built outside fast-import (default BIG_FOLDER_CHANGES). */
+  bigFolderChanges?: number;
 }
 
 /**
@@ -79,6 +83,35 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
     return fileContent(abs);
   };
 
+  // The commit's paths; a folder with many of them gets its tree built here (big-folder.ts) on `parent`'s.
+  let objectsDir: string | undefined;
+  const prepare = async (batch: Batch, parent: string | null) => {
+    const paths = batch.paths.map((p) => `.sdd/${p}`);
+    const big = bigFolders(paths, opts.bigFolderChanges ?? BIG_FOLDER_CHANGES);
+    if (!big.size) return { paths };
+    objectsDir ??= join(await commonGitDir(git), 'objects');
+    const read = content(batch);
+    const trees: FolderTree[] = [];
+    const blobs: Uint8Array[] = [];
+    for (const [folder, list] of big) {
+      const changes = new Map<string, string | null>();
+      for (const path of list) {
+        const blob = blobOf(read(path));
+        if (blob === undefined) continue;
+        changes.set(path.slice(folder.length + 1), blob?.oid ?? null);
+        if (blob?.data) blobs.push(blob.data);
+      }
+      const entries = mergeEntries(parent ? await listFolder(parent, folder) : [], changes);
+      trees.push({ folder, oid: entries.length ? writeLooseObject(objectsDir, 'tree', treeBody(entries)) : null });
+    }
+    return { paths: paths.filter((p) => !big.has(p.slice(0, p.lastIndexOf('/')))), trees, blobs };
+  };
+  // One level of `folder` in commit `parent` (nothing when the folder is not there).
+  const listFolder = async (parent: string, folder: string) => {
+    const { stdout } = await git.run(['ls-tree', '-z', '--full-tree', parent, '--', `${folder}/`]);
+    return parseTreeListing(stdout).map((e) => ({ ...e, name: e.name.slice(folder.length + 1) }));
+  };
+
   const commit = async (batch: Batch): Promise<CommitResult | null> => {
     const max = opts.maxCasRetries ?? 5;
     if (!loaded) await reload();
@@ -89,7 +122,7 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
       let refused: string | null;
       let imported: { oid: string; changed: boolean };
       try {
-        imported = await state.importCommit({ parent: head, message, timestampMs: clock.now(), paths: batch.paths.map((p) => `.sdd/${p}`), content: content(batch) });
+        imported = await state.importCommit({ parent: head, message, timestampMs: clock.now(), content: content(batch), ...await prepare(batch, head) });
         if (!imported.changed) return null;
         refused = await state.moveRef(STATE_REF, imported.oid, head);
       } catch (err) {
