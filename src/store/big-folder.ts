@@ -2,19 +2,18 @@
 // so k changes in a folder of n cost it O(k·n): a bulk import of 30k tasks into `.sdd/eu_ai_act/` (one flat
 // folder, fixed by the interface) holding 90k records took 8.8 s of git, against ~1 s sharded. Such a
 // folder's tree is built here instead: the parent's listing merged with the changes (O(n + k log k)),
-// written as a loose object (fsynced before the commit can name it), and the commit sets the folder by
+// written as a loose object (compressed off the event loop, fsynced before the commit can name it), and the commit sets the folder by
 // that id; the changed files go to fast-import as blobs of their own (fast-import.ts `blobs`).
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { readSync } from 'node:fs';
+import { link, mkdir, open, rm } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
-import { deflateSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { deflate } from 'node:zlib';
 import { blobId } from './git-objects.ts';
 import { release, type Content } from './fast-import.ts';
 
 /** Changed paths directly in one folder from which its tree is built here (below, fast-import's scan is cheaper). */
 export const BIG_FOLDER_CHANGES = 1000;
-
-/** One entry of a git tree: mode as git writes it (`100644`, `40000`), name, object id. */
-export interface TreeEntry { mode: string; name: string; oid: string }
 
 /** What the commit does to a folder built here: its new tree id, or null when no entry is left (deleted). */
 export interface FolderTree { folder: string; oid: string | null }
@@ -37,76 +36,95 @@ export function bigFolders(paths: readonly string[], min = BIG_FOLDER_CHANGES): 
   return new Map([...by].filter(([, list]) => list.length >= min).sort(([a], [b]) => depth(a) - depth(b)));
 }
 
-/** `git ls-tree -z` output (one level) → its entries, modes as a tree object writes them. */
-export function parseTreeListing(text: string): TreeEntry[] {
-  const out: TreeEntry[] = [];
-  for (const rec of text.split('\0')) {
-    if (!rec) continue;
-    const tab = rec.indexOf('\t');
-    const [mode, , oid] = rec.slice(0, tab).split(' ');
-    out.push({ mode: mode === '040000' ? '40000' : mode!, name: rec.slice(tab + 1), oid: oid! }); // a tree object says 40000
+// Git's order of tree entries: names compared as bytes, a folder's as if it ended with '/'. JavaScript
+// compares UTF-16 units, the same order as UTF-8 bytes unless a surrogate or U+E000 and above is involved.
+const HIGH = /[\uD800-\uFFFF]/;
+const compareKeys = (a: string, b: string): number =>
+  HIGH.test(a) || HIGH.test(b) ? Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) : a < b ? -1 : a > b ? 1 : 0;
+
+/**
+ * The tree object (`tree <size>\0` and its entries) of a folder after `changes` (name → blob id, null:
+ * deleted; a changed name becomes a regular file, 100644, as every file the server commits is), from
+ * `listing`: `git ls-tree -z --full-tree <commit> -- <folder>/`, whose entries are in git's order and named
+ * `<prefix><name>`. One pass over the listing merged with the sorted changes, into one buffer; null when
+ * no entry is left.
+ */
+export function treeObject(listing: string, prefix: string, changes: ReadonlyMap<string, string | null>): { oid: string; bytes: Buffer } | null {
+  const adds = [...changes].filter((c): c is [string, string] => c[1] !== null).sort((a, b) => compareKeys(a[0], b[0]));
+  // The size is bounded by the listing's: each of its records loses ' blob ', 20 of its 40 hex digits, the tab
+  // and the prefix (26 bytes and the prefix's) in the tree, and the additions' entries.
+  let bound = 64 + Buffer.byteLength(listing);
+  for (let at = listing.indexOf('\0'); at >= 0; at = listing.indexOf('\0', at + 1)) bound -= 26 + Buffer.byteLength(prefix);
+  for (const [name] of adds) bound += 8 + Buffer.byteLength(name) + 20;
+  const body = Buffer.allocUnsafe(bound);
+  const HEAD = 32; // room for the header, written in front once the size is known
+  let at = HEAD;
+  let count = 0;
+  const put = (mode: string, name: string, oid: string) => {
+    // Buffer.write cuts what does not fit without a word: never let it.
+    if (at + mode.length + 2 + Buffer.byteLength(name) + 20 > body.length) throw new Error(`the tree of ${prefix} outgrew its bound`);
+    at += body.write(`${mode} ${name}\0`, at, 'utf8');
+    at += body.write(oid, at, 'hex');
+    count++;
+  };
+  let next = 0; // the next addition to place
+  for (let pos = 0; pos < listing.length;) {
+    let end = listing.indexOf('\0', pos);
+    if (end < 0) end = listing.length;
+    const tab = listing.indexOf('\t', pos);
+    const rec = { mode: listing.slice(pos, listing.indexOf(' ', pos)), oid: listing.slice(tab - 40, tab), name: listing.slice(tab + 1 + prefix.length, end) };
+    pos = end + 1;
+    if (tab < 0 || end === tab + 1) continue;
+    const mode = rec.mode === '040000' ? '40000' : rec.mode; // ls-tree pads a folder's mode; a tree object does not
+    const key = mode === '40000' ? `${rec.name}/` : rec.name;
+    while (next < adds.length && compareKeys(adds[next]![0], key) < 0) { put('100644', adds[next]![0], adds[next]![1]); next++; }
+    if (!changes.has(rec.name)) put(mode, rec.name, rec.oid);
   }
-  return out;
+  for (; next < adds.length; next++) put('100644', adds[next]![0], adds[next]![1]);
+  if (!count) return null;
+  const header = Buffer.from(`tree ${at - HEAD}\0`, 'utf8');
+  const from = HEAD - header.length;
+  header.copy(body, from);
+  const bytes = body.subarray(from, at);
+  return { oid: createHash('sha1').update(bytes).digest('hex'), bytes };
 }
 
-// Git's order of tree entries: names compared as bytes, a folder's as if it ended with '/'.
-const sortKey = (e: Pick<TreeEntry, 'mode' | 'name'>): Buffer => Buffer.from(e.mode === '40000' ? `${e.name}/` : e.name, 'utf8');
+const deflateAsync = promisify(deflate);
 
 /**
- * The folder's entries after the changes (name → blob id, null: deleted), in git's order. A changed name
- * becomes a regular file (100644), as every file the server commits is.
+ * Write a loose object (`bytes`: header and body, `oid` their id) into `objectsDir` unless it is there:
+ * deflated off the event loop, written beside, fsynced, linked into place, its folders fsynced, so a commit
+ * naming it survives a crash once the ref does.
  */
-export function mergeEntries(base: readonly TreeEntry[], changes: ReadonlyMap<string, string | null>): TreeEntry[] {
-  const kept = base.filter((e) => !changes.has(e.name));
-  for (const [name, oid] of changes) if (oid !== null) kept.push({ mode: '100644', name, oid });
-  const keyed = kept.map((e) => [sortKey(e), e] as const);
-  keyed.sort((a, b) => Buffer.compare(a[0], b[0]));
-  return keyed.map(([, e]) => e);
-}
-
-/** The body of a tree object holding `entries` (already in git's order). */
-export function treeBody(entries: readonly TreeEntry[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const e of entries) parts.push(Buffer.from(`${e.mode} ${e.name}\0`, 'utf8'), Buffer.from(e.oid, 'hex'));
-  return Buffer.concat(parts);
-}
-
-/**
- * Write a loose object into `objectsDir` (unless it is there) and return its id: deflated, written beside,
- * fsynced, linked into place, its folder fsynced, so a commit naming it survives a crash once the ref does.
- */
-export function writeLooseObject(objectsDir: string, type: 'tree', body: Buffer): string {
-  const header = Buffer.from(`${type} ${body.length}\0`, 'utf8');
-  const oid = createHash('sha1').update(header).update(body).digest('hex');
+export async function writeLooseObject(objectsDir: string, oid: string, bytes: Buffer): Promise<void> {
   const dir = `${objectsDir}/${oid.slice(0, 2)}`;
   const file = `${dir}/${oid.slice(2)}`;
-  mkdirSync(dir, { recursive: true });
+  await mkdir(dir, { recursive: true });
   const tmp = `${dir}/tmp_obj_svc_${randomBytes(6).toString('hex')}`;
-  const fd = openSync(tmp, 'wx', 0o444);
+  const fh = await open(tmp, 'wx', 0o444);
   try {
-    writeSync(fd, deflateSync(Buffer.concat([header, body]), { level: 1 }));
-    fsyncSync(fd);
+    await fh.write(await deflateAsync(bytes, { level: 1 }));
+    await fh.sync();
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
   try {
-    linkSync(tmp, file);
+    await link(tmp, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // the same object, written before
   } finally {
-    rmSync(tmp, { force: true });
+    await rm(tmp, { force: true });
   }
-  syncDir(dir);
-  syncDir(objectsDir);
-  return oid;
+  await syncDir(dir);
+  await syncDir(objectsDir);
 }
 
-function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
   try {
-    fsyncSync(fd);
+    await fh.sync();
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
 }
 

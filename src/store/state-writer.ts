@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import { BIG_FOLDER_CHANGES, bigFolders, blobOf, mergeEntries, parseTreeListing, treeBody, writeLooseObject, type FolderTree } from './big-folder.ts';
+import { BIG_FOLDER_CHANGES, bigFolders, blobOf, treeObject, writeLooseObject, type FolderTree } from './big-folder.ts';
 import { fileContent, type Content } from './fast-import.ts';
 import type { Git } from './git-cli.ts';
 import { commonGitDir } from './git-objects.ts';
@@ -101,15 +101,13 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
         changes.set(path.slice(folder.length + 1), blob?.oid ?? null);
         if (blob?.data) blobs.push(blob.data);
       }
-      const entries = mergeEntries(parent ? await listFolder(parent, folder) : [], changes);
-      trees.push({ folder, oid: entries.length ? writeLooseObject(objectsDir, 'tree', treeBody(entries)) : null });
+      // One level of the folder in the parent (nothing when it is not there), merged with the changes.
+      const listing = parent ? (await git.run(['ls-tree', '-z', '--full-tree', parent, '--', `${folder}/`])).stdout : '';
+      const tree = treeObject(listing, `${folder}/`, changes);
+      if (tree) await writeLooseObject(objectsDir, tree.oid, tree.bytes);
+      trees.push({ folder, oid: tree?.oid ?? null });
     }
     return { paths: paths.filter((p) => !big.has(p.slice(0, p.lastIndexOf('/')))), trees, blobs };
-  };
-  // One level of `folder` in commit `parent` (nothing when the folder is not there).
-  const listFolder = async (parent: string, folder: string) => {
-    const { stdout } = await git.run(['ls-tree', '-z', '--full-tree', parent, '--', `${folder}/`]);
-    return parseTreeListing(stdout).map((e) => ({ ...e, name: e.name.slice(folder.length + 1) }));
   };
 
   const commit = async (batch: Batch): Promise<CommitResult | null> => {

@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { systemClock } from '../../src/lib/clock.ts';
 import { silentLogger } from '../../src/lib/log.ts';
-import { bigFolders, mergeEntries, parseTreeListing, treeBody, writeLooseObject } from '../../src/store/big-folder.ts';
+import { bigFolders, treeObject, writeLooseObject } from '../../src/store/big-folder.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { createStateWriter, type StateWriter } from '../../src/store/state-writer.ts';
@@ -87,20 +87,24 @@ T('adds, changes and deletes in a flat folder, a nested folder, an emptied one: 
   }
 });
 
-T('the tree as git writes it: entries in git\'s order (a folder sorts as if it ended with /), the same id as git mktree', () => {
+T('the tree as git writes it: the listing merged with the changes in git\'s order (a folder sorts as if it ended with /), the same id as git mktree', async () => {
   const repo = makeRepo('svc-big-folder-tree-');
   repos.push(repo);
-  const blob = (text: string) => execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: repo.dir, input: text, encoding: 'utf8' }).trim();
-  const sub = execFileSync('git', ['mktree'], { cwd: repo.dir, input: `100644 blob ${blob('x')}\tx\n`, encoding: 'utf8' }).trim();
-  const base = parseTreeListing(`100644 blob ${blob('1')}\ta-b\u0000040000 tree ${sub}\ta\u0000100644 blob ${blob('2')}\ta.c\u0000`);
-  assert.is(base[1]!.mode, '40000', 'a tree object writes 40000');
-  const entries = mergeEntries(base, new Map([['a.c', null], ['a0', blob('3')], ['a-b', blob('4')]]));
-  assert.equal(entries.map((e) => e.name), ['a-b', 'a', 'a0'], "'a-b' < 'a/' < 'a0'");
+  const git = (args: string[], input?: string) => execFileSync('git', args, { cwd: repo.dir, input, encoding: 'utf8' }).trim();
+  const blob = (text: string) => git(['hash-object', '-w', '--stdin'], text);
+  const sub = git(['mktree'], `100644 blob ${blob('x')}\tx\n`);
+  // As `git ls-tree -z --full-tree <commit> -- d/` lists it: in git's order, a folder's mode padded.
+  const listing = [`100644 blob ${blob('1')}\td/a-b`, `040000 tree ${sub}\td/a`, `100644 blob ${blob('2')}\td/a.c`, `100644 blob ${blob('5')}\td/é`].join('\u0000') + '\u0000';
+  const changes = new Map([['a.c', null], ['a0', blob('3')], ['a-b', blob('4')], ['\uFF21', blob('6')], ['\u{1F600}', blob('7')]]);
+  const tree = treeObject(listing, 'd/', changes)!;
+  const expected = [`100644 blob ${blob('4')}\ta-b`, `040000 tree ${sub}\ta`, `100644 blob ${blob('3')}\ta0`, `100644 blob ${blob('5')}\té`, `100644 blob ${blob('6')}\t\uFF21`, `100644 blob ${blob('7')}\t\u{1F600}`];
+  assert.is(tree.oid, git(['mktree'], expected.join('\n') + '\n'), "'a-b' < 'a/' < 'a0' < 'é' < 'Ａ' < '😀' (UTF-8 bytes, not UTF-16 units), a.c deleted");
   const objects = join(repo.dir, '.git', 'objects');
-  const oid = writeLooseObject(objects, 'tree', treeBody(entries));
-  const listing = entries.map((e) => `${e.mode === '40000' ? '040000 tree' : `${e.mode} blob`} ${e.oid}\t${e.name}`).join('\n') + '\n';
-  assert.is(oid, execFileSync('git', ['mktree'], { cwd: repo.dir, input: listing, encoding: 'utf8' }).trim());
-  assert.is(writeLooseObject(objects, 'tree', treeBody(entries)), oid, 'written again: the same object');
+  await writeLooseObject(objects, tree.oid, tree.bytes);
+  await writeLooseObject(objects, tree.oid, tree.bytes); // written again: the same object, no error
+  assert.is(git(['cat-file', '-t', tree.oid]), 'tree');
+  assert.is(git(['fsck', '--strict', '--no-dangling', '--no-progress']), '');
+  assert.is(treeObject(`100644 blob ${blob('1')}\td/x\u0000`, 'd/', new Map([['x', null]])), null, 'nothing left: no tree');
   assert.equal([...bigFolders(['a/b/1', 'a/b/2', 'a/1', 'a/2', 'c/1'], 2).keys()], ['a', 'a/b'], 'outer folders first, small ones left to fast-import');
 });
 
