@@ -34,10 +34,10 @@ async function importTasks(s: RunningServer, batches: number): Promise<string[]>
   return answers.flatMap((r) => (r?.status === 201 ? (r.body.created as { id: string }[]).map((t) => t.id) : []));
 }
 
-T('3,000 tasks in three batches: every task and its record in refs/sdd/state, the records\' folder a tree svc wrote, git fsck clean', async () => {
+T('2,000 tasks in two batches: every task and its record in refs/sdd/state, the records\' folder a tree svc wrote, git fsck clean', async () => {
   server = await startServer(repo.dir, { args: ['--no-orchestrator'] });
-  const ids = await importTasks(server, 3);
-  assert.is(ids.length, 3000);
+  const ids = await importTasks(server, 2);
+  assert.is(ids.length, 2000);
   await server.settled();
   const records = inRef('eu_ai_act');
   const tasks = new Set([...inRef('tasks')].filter((n) => n !== '.keep'));
@@ -50,17 +50,17 @@ T('3,000 tasks in three batches: every task and its record in refs/sdd/state, th
   assert.is(await server.stop(), 0);
 });
 
-T('SIGKILL while 4,000 tasks are imported: after a restart every acknowledged task and record is in the ref, git fsck clean', async () => {
+T('SIGKILL while 2,000 tasks are imported: after a restart every acknowledged task and record is in the ref, git fsck clean', async () => {
   server = await startServer(repo.dir, { args: ['--no-orchestrator'] });
-  const ids = await importTasks(server, 4);
-  assert.is(ids.length, 4000, 'all acknowledged before the kill');
+  const ids = await importTasks(server, 2);
+  assert.is(ids.length, 2000, 'all acknowledged before the kill');
   await server.kill(); // the commit of the import is under way or not begun: either way nothing acknowledged is lost
   server = await startServer(repo.dir, { args: ['--no-orchestrator'] });
   await server.settled();
   const records = inRef('eu_ai_act');
   const tasks = inRef('tasks');
   assert.is(ids.filter((id) => !records.has(id) || !tasks.has(id)).length, 0, 'every acknowledged task and record in the ref');
-  assert.is((await server.api('GET', '/tasks?limit=1')).body.total, 4000);
+  assert.is((await server.api('GET', '/tasks?limit=1')).body.total, 2000);
   assert.is(git('fsck', '--strict', '--no-dangling', '--no-progress'), '');
   assert.is(await server.stop(), 0);
 });
