@@ -1,22 +1,19 @@
 // A commit that changes many entries of one folder. `git fast-import` finds a tree entry by a linear scan,
-// so k changes in a folder of n cost it O(k·n): a bulk import of 30k tasks into `.sdd/eu_ai_act/` (one flat
-// folder, fixed by the interface) holding 90k records took 8.8 s of git, against ~1 s sharded. Such a
-// folder's tree is built here instead: the parent's listing merged with the changes (O(n + k log k)),
-// written as a loose object (compressed off the event loop, fsynced before the commit can name it), and the commit sets the folder by
-// that id; the changed files go to fast-import as blobs of their own (fast-import.ts `blobs`).
-import { readSync } from 'node:fs';
+// so k changes in a folder of n cost it O(k·n): 30k records into `.sdd/eu_ai_act/` (one flat folder, fixed
+// by the interface) holding 90k took 15 s of git (bench/bulk-import.ts), ~1 s sharded. Such a folder's tree
+// is built here instead: the parent's listing merged with the changes (O(n + k log k)), written as a loose
+// object (compressed off the event loop, fsynced before the commit can name it), and the commit sets the
+// folder by that id (fast-import.ts `trees`); the changed files go to fast-import as blobs (`blobs`).
 import { link, mkdir, open, rm } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { deflate } from 'node:zlib';
+import { readFully } from './disk.ts';
 import { blobId } from './git-objects.ts';
 import { release, type Content } from './fast-import.ts';
 
 /** Changed paths directly in one folder from which its tree is built here (below, fast-import's scan is cheaper). */
 export const BIG_FOLDER_CHANGES = 1000;
-
-/** What the commit does to a folder built here: its new tree id, or null when no entry is left (deleted). */
-export interface FolderTree { folder: string; oid: string | null }
 
 /**
  * The folders (repository paths) with at least `min` of `paths` directly in them, and those paths; outer
@@ -71,14 +68,17 @@ export function treeObject(listing: string, prefix: string, changes: ReadonlyMap
   for (let pos = 0; pos < listing.length;) {
     let end = listing.indexOf('\0', pos);
     if (end < 0) end = listing.length;
+    // `<mode> <type> <oid>\t<prefix><name>`
     const tab = listing.indexOf('\t', pos);
-    const rec = { mode: listing.slice(pos, listing.indexOf(' ', pos)), oid: listing.slice(tab - 40, tab), name: listing.slice(tab + 1 + prefix.length, end) };
+    const start = pos;
     pos = end + 1;
-    if (tab < 0 || end === tab + 1) continue;
-    const mode = rec.mode === '040000' ? '40000' : rec.mode; // ls-tree pads a folder's mode; a tree object does not
-    const key = mode === '40000' ? `${rec.name}/` : rec.name;
+    if (tab < 0 || tab > end) continue;
+    const name = listing.slice(tab + 1 + prefix.length, end);
+    const padded = listing.slice(start, listing.indexOf(' ', start));
+    const mode = padded === '040000' ? '40000' : padded; // ls-tree pads a folder's mode; a tree object does not
+    const key = mode === '40000' ? `${name}/` : name;
     while (next < adds.length && compareKeys(adds[next]![0], key) < 0) { put('100644', adds[next]![0], adds[next]![1]); next++; }
-    if (!changes.has(rec.name)) put(mode, rec.name, rec.oid);
+    if (!changes.has(name)) put(mode, name, listing.slice(tab - 40, tab));
   }
   for (; next < adds.length; next++) put('100644', adds[next]![0], adds[next]![1]);
   if (!count) return null;
@@ -139,11 +139,8 @@ export function blobOf(c: Content | null): { oid: string; data: Uint8Array | nul
   if (c.kind === 'bytes') return { oid: blobId(c.data), data: c.data };
   try {
     const data = Buffer.allocUnsafe(c.size);
-    for (let at = 0; at < c.size;) {
-      const n = readSync(c.fd, data, at, c.size - at, at);
-      if (n === 0) throw new Error(`file shrank while it was committed (${at} of ${c.size} bytes)`);
-      at += n;
-    }
+    const got = readFully(c.fd, data, c.size, 0);
+    if (got < c.size) throw new Error(`file shrank while it was committed (${got} of ${c.size} bytes)`);
     return { oid: blobId(data), data };
   } finally {
     release(c);

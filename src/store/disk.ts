@@ -1,4 +1,6 @@
-// Disk trouble as data: the one mapper from errno errors to StorageUnavailable, and the fault hooks of tests.
+// Disk trouble as data: the one mapper from errno errors to StorageUnavailable, and the fault hooks of tests;
+// the one loop that reads a span of a file whole.
+import { readSync } from 'node:fs';
 import { StorageUnavailable } from './types.ts';
 
 /** Test hooks for disk trouble: `beforeWrite` may throw an errno error (e.g. ENOSPC) before bytes hit the disk. */
@@ -23,3 +25,14 @@ export function errnoError(code: string, path: string): NodeJS.ErrnoException {
 
 /** True for "no such file or directory". */
 export const isMissing = (err: unknown): boolean => (err as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+
+/** Read up to `len` bytes at `position` into `buf`, in as many reads as the kernel needs; the bytes read (fewer only where the file ends). */
+export function readFully(fd: number, buf: Uint8Array, len: number, position: number): number {
+  let done = 0;
+  while (done < len) {
+    const n = readSync(fd, buf, done, len - done, position + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}

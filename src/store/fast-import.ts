@@ -1,8 +1,9 @@
 // The `git fast-import` stream of one state commit, produced piece by piece: a path's content is read when
 // its turn comes and a large file is streamed from its descriptor, so memory stays bounded whatever the
 // batch holds (an audit segment of tens of MiB is never one Buffer).
-import { closeSync, fstatSync, openSync, read as readCb, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, read as readCb } from 'node:fs';
 import { promisify } from 'node:util';
+import { readFully } from './disk.ts';
 
 const read = promisify(readCb);
 
@@ -13,6 +14,9 @@ export type Content =
   | { kind: 'file'; fd: number; size: number; closed?: boolean }
   | { kind: 'deleted' };
 
+/** A folder whose tree was built outside fast-import (big-folder.ts): set by its tree id, or deleted (null). */
+export interface FolderTree { folder: string; oid: string | null }
+
 /** One commit: its parent, message, time, and each path's content (asked for lazily, in order). */
 export interface ImportCommit {
   ref: string;
@@ -21,8 +25,8 @@ export interface ImportCommit {
   timestampMs: number;
   paths: readonly string[];
   content(path: string): Content | null;
-  /** Folders whose tree was built outside (big-folder.ts): set by tree id, or deleted (null); written before `paths`. */
-  trees?: readonly { folder: string; oid: string | null }[];
+  /** Folders set by their tree id, before `paths`. */
+  trees?: readonly FolderTree[];
   /** Blobs to write before the commit (those the `trees` name). */
   blobs?: readonly Uint8Array[];
 }
@@ -119,13 +123,7 @@ export function fileContent(abs: string): Content | null {
   if (st.size >= STREAM_FROM && abs.endsWith('.jsonl')) return { kind: 'file', fd, size: st.size };
   try {
     const data = Buffer.allocUnsafe(st.size);
-    let at = 0;
-    while (at < st.size) {
-      const n = readSync(fd, data, at, st.size - at, at);
-      if (n === 0) break;
-      at += n;
-    }
-    return { kind: 'bytes', data: data.subarray(0, at) };
+    return { kind: 'bytes', data: data.subarray(0, readFully(fd, data, st.size, 0)) };
   } finally {
     closeSync(fd);
   }

@@ -6,8 +6,9 @@
 // Layout: chunks of records (each a JSON array of the files' texts), the index (a JSON array of path, blob
 // id, path, blob id…), then one trailer line saying how long each part is. The file's size must be the
 // sum, so a torn file is refused before anything is parsed.
-import { closeSync, fstatSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { tempPathFor } from './atomic.ts';
+import { readFully } from './disk.ts';
 import { blobId } from './git-objects.ts';
 import { stableStringify } from './records/cas.ts';
 
@@ -181,10 +182,5 @@ function withSnapshot<R>(file: string, body: (fd: number, t: Trailer, stamp: str
 }
 
 function readExactly(fd: number, buf: Buffer, len: number, position: number): void {
-  let done = 0;
-  while (done < len) {
-    const n = readSync(fd, buf, done, len - done, position + done);
-    if (n === 0) throw new Error('snapshot: shorter than its trailer says');
-    done += n;
-  }
+  if (readFully(fd, buf, len, position) < len) throw new Error('snapshot: shorter than its trailer says');
 }

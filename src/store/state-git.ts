@@ -3,7 +3,7 @@
 // swap. Started on demand, so a commit costs neither a spawn (~10 ms of the server's event loop each) nor
 // git's start and the parent's trees read again: a state commit every 250 ms of a busy board spent a
 // third of a core in git before, most of it starting.
-import { COMMITTED, importStream, parseImportOutput, release, type Content } from './fast-import.ts';
+import { COMMITTED, importStream, parseImportOutput, release, type Content, type FolderTree } from './fast-import.ts';
 import type { Git } from './git-cli.ts';
 import { SessionEnded } from './line-session.ts';
 
@@ -15,7 +15,7 @@ export interface CommitInput {
   paths: string[];
   content(path: string): Content | null;
   /** Folders set by a tree id built outside fast-import (null: deleted), and the blobs they name. */
-  trees?: readonly { folder: string; oid: string | null }[];
+  trees?: readonly FolderTree[];
   blobs?: readonly Uint8Array[];
 }
 

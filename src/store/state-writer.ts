@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import { BIG_FOLDER_CHANGES, bigFolders, blobOf, treeObject, writeLooseObject, type FolderTree } from './big-folder.ts';
-import { fileContent, type Content } from './fast-import.ts';
+import { BIG_FOLDER_CHANGES, bigFolders, blobOf, treeObject, writeLooseObject } from './big-folder.ts';
+import { fileContent, type Content, type FolderTree } from './fast-import.ts';
 import type { Git } from './git-cli.ts';
 import { commonGitDir } from './git-objects.ts';
 import { STATE_REF, type SddLayout } from './layout.ts';
