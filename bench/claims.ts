@@ -6,7 +6,8 @@
 // (default 30) caps the slow small-W cells; BENCH_PROFILE=1 writes a --cpu-prof of each svc server to
 // bench/results/; BENCH_SERVER=dist|tsx forces how the server runs (default: dist/ when it is newer
 // than src/, else tsx); BENCH_BASELINE_W1 (default 331) is the W = 1 figure the targets compare with;
-// BENCH_FUSED=0 leaves out the svc-fused rows (the loop as one request per cycle: complete?next=<role>, N ≤ 10k).
+// BENCH_NODE_FLAGS adds node flags to a dist/ server (e.g. --max-semi-space-size=4); BENCH_FUSED=0
+// leaves out the svc-fused rows (the loop as one request per cycle: complete?next=<role>, N ≤ 10k).
 // Client and servers share this machine's cores.
 import { loadavg } from 'node:os';
 import { cpus } from 'node:os';

@@ -33,11 +33,12 @@ function newestMtime(dir: string): number {
 
 export interface ServerCommand { mode: 'dist' | 'tsx'; argv: string[] }
 
-/** node arguments that start the CLI: compiled JS when dist/ is newer than every src/ file (or `force`), else tsx. */
+/** node arguments that start the CLI: compiled JS when dist/ is newer than every src/ file (or `force`), else tsx; BENCH_NODE_FLAGS go before dist/'s. */
 export function serverCommand(force?: string): ServerCommand {
   const dist = join(PROJECT, 'dist', 'cli', 'main.js');
   const fresh = existsSync(dist) && newestMtime(join(PROJECT, 'dist')) >= newestMtime(join(PROJECT, 'src'));
-  if (force === 'dist' || (force !== 'tsx' && fresh)) return { mode: 'dist', argv: [dist] };
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  if (force === 'dist' || (force !== 'tsx' && fresh)) return { mode: 'dist', argv: [...flags, dist] };
   return { mode: 'tsx', argv: ['--import', import.meta.resolve('tsx'), join(PROJECT, 'src', 'cli', 'main.ts')] };
 }
 

@@ -1,9 +1,10 @@
 // A commit that changes many entries of one folder. `git fast-import` finds a tree entry by a linear scan,
 // so k changes in a folder of n cost it O(k·n): 30k records into `.sdd/eu_ai_act/` (one flat folder, fixed
 // by the interface) holding 90k took 15 s of git (bench/bulk-import.ts), ~1 s sharded. Such a folder's tree
-// is built here instead: the parent's listing merged with the changes (O(n + k log k)), written as a loose
-// object (compressed off the event loop, fsynced before the commit can name it), and the commit sets the
-// folder by that id (fast-import.ts `trees`); the changed files go to fast-import as blobs (`blobs`).
+// is built here instead: the folder's tree object in the parent merged with the changes (O(n + k log k),
+// the entries kept copied as bytes), written as a loose object (compressed off the event loop, fsynced before
+// the commit can name it), and the commit sets the folder by that id (fast-import.ts `trees`). The changed
+// files go to fast-import as blobs one at a time as they are read (`blobs`), never all held at once.
 import { link, mkdir, open, rm } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -11,6 +12,7 @@ import { deflate } from 'node:zlib';
 import { readFully } from './disk.ts';
 import { blobId } from './git-objects.ts';
 import { release, type Content } from './fast-import.ts';
+import type { Git } from './git-cli.ts';
 
 /** Changed paths directly in one folder from which its tree is built here (below, fast-import's scan is cheaper). */
 export const BIG_FOLDER_CHANGES = 1000;
@@ -33,60 +35,73 @@ export function bigFolders(paths: readonly string[], min = BIG_FOLDER_CHANGES): 
   return new Map([...by].filter(([, list]) => list.length >= min).sort(([a], [b]) => depth(a) - depth(b)));
 }
 
-// Git's order of tree entries: names compared as bytes, a folder's as if it ended with '/'. JavaScript
-// compares UTF-16 units, the same order as UTF-8 bytes unless a surrogate or U+E000 and above is involved.
-const HIGH = /[\uD800-\uFFFF]/;
-const compareKeys = (a: string, b: string): number =>
-  HIGH.test(a) || HIGH.test(b) ? Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) : a < b ? -1 : a > b ? 1 : 0;
-
 /**
  * The tree object (`tree <size>\0` and its entries) of a folder after `changes` (name → blob id, null:
- * deleted; a changed name becomes a regular file, 100644, as every file the server commits is), from
- * `listing`: `git ls-tree -z --full-tree <commit> -- <folder>/`, whose entries are in git's order and named
- * `<prefix><name>`. One pass over the listing merged with the sorted changes, into one buffer; null when
- * no entry is left.
+ * deleted; a changed name becomes a regular file, 100644, as every file the server commits is), from the
+ * folder's tree object in the parent (`tree`: its body, entries in git's order; null: no such folder). One
+ * pass over its entries merged with the changes sorted as bytes (git's order; a folder's name compares as
+ * if it ended with '/'); an entry kept is copied as it is, so no string is made per entry. Null when no
+ * entry is left.
  */
-export function treeObject(listing: string, prefix: string, changes: ReadonlyMap<string, string | null>): { oid: string; bytes: Buffer } | null {
-  const adds = [...changes].filter((c): c is [string, string] => c[1] !== null).sort((a, b) => compareKeys(a[0], b[0]));
-  // The size is bounded by the listing's: each of its records loses ' blob ', 20 of its 40 hex digits, the tab
-  // and the prefix (26 bytes and the prefix's) in the tree, and the additions' entries.
-  let bound = 64 + Buffer.byteLength(listing);
-  for (let at = listing.indexOf('\0'); at >= 0; at = listing.indexOf('\0', at + 1)) bound -= 26 + Buffer.byteLength(prefix);
-  for (const [name] of adds) bound += 8 + Buffer.byteLength(name) + 20;
+export function treeObject(tree: Buffer | null, changes: ReadonlyMap<string, string | null>): { oid: string; bytes: Buffer } | null {
+  const sorted = [...changes].map(([name, oid]) => ({ key: Buffer.from(name, 'utf8'), oid })).sort((a, b) => Buffer.compare(a.key, b.key));
+  let bound = 64 + (tree?.length ?? 0);
+  for (const c of sorted) if (c.oid !== null) bound += 8 + c.key.length + 20;
   const body = Buffer.allocUnsafe(bound);
   const HEAD = 32; // room for the header, written in front once the size is known
   let at = HEAD;
   let count = 0;
-  const put = (mode: string, name: string, oid: string) => {
-    // Buffer.write cuts what does not fit without a word: never let it.
-    if (at + mode.length + 2 + Buffer.byteLength(name) + 20 > body.length) throw new Error(`the tree of ${prefix} outgrew its bound`);
-    at += body.write(`${mode} ${name}\0`, at, 'utf8');
-    at += body.write(oid, at, 'hex');
+  const add = (c: { key: Buffer; oid: string | null }) => {
+    if (c.oid === null) return; // a delete of a name the folder does not hold: nothing to do
+    at += body.write('100644 ', at, 'latin1');
+    at += c.key.copy(body, at);
+    body[at++] = 0;
+    at += body.write(c.oid, at, 'hex');
     count++;
   };
-  let next = 0; // the next addition to place
-  for (let pos = 0; pos < listing.length;) {
-    let end = listing.indexOf('\0', pos);
-    if (end < 0) end = listing.length;
-    // `<mode> <type> <oid>\t<prefix><name>`
-    const tab = listing.indexOf('\t', pos);
-    const start = pos;
-    pos = end + 1;
-    if (tab < 0 || tab > end) continue;
-    const name = listing.slice(tab + 1 + prefix.length, end);
-    const padded = listing.slice(start, listing.indexOf(' ', start));
-    const mode = padded === '040000' ? '40000' : padded; // ls-tree pads a folder's mode; a tree object does not
-    const key = mode === '40000' ? `${name}/` : name;
-    while (next < adds.length && compareKeys(adds[next]![0], key) < 0) { put('100644', adds[next]![0], adds[next]![1]); next++; }
-    if (!changes.has(name)) put(mode, name, listing.slice(tab - 40, tab));
+  let next = 0; // the next change to place
+  for (let pos = 0; tree && pos < tree.length;) {
+    // `<mode> <name>\0<20-byte id>`
+    const space = tree.indexOf(0x20, pos);
+    const nul = tree.indexOf(0, space);
+    if (space < 0 || nul < 0 || nul + 21 > tree.length) throw new Error('a malformed tree object');
+    const folder = space - pos === 5 && tree[pos] === 0x34; // mode 40000
+    // The changes that sort before this entry go first.
+    while (next < sorted.length && beforeEntry(sorted[next]!.key, tree, space + 1, nul, folder)) add(sorted[next++]!);
+    // An entry whose name is changed is left out (the change, if not a delete, is placed by the loop).
+    const named = folder ? changes.has(tree.toString('utf8', space + 1, nul)) : next < sorted.length && tree.compare(sorted[next]!.key, 0, sorted[next]!.key.length, space + 1, nul) === 0;
+    if (!named) { at += tree.copy(body, at, pos, nul + 21); count++; }
+    pos = nul + 21;
   }
-  for (; next < adds.length; next++) put('100644', adds[next]![0], adds[next]![1]);
+  for (; next < sorted.length; next++) add(sorted[next]!);
   if (!count) return null;
   const header = Buffer.from(`tree ${at - HEAD}\0`, 'utf8');
   const from = HEAD - header.length;
   header.copy(body, from);
   const bytes = body.subarray(from, at);
   return { oid: createHash('sha1').update(bytes).digest('hex'), bytes };
+}
+
+// A changed name sorts before the entry named tree[from, to) (a folder's: as if it ended with '/').
+function beforeEntry(key: Buffer, tree: Buffer, from: number, to: number, folder: boolean): boolean {
+  const order = key.compare(tree, from, to);
+  if (!folder) return order < 0;
+  if (order <= 0) return true; // key <= name < name/
+  // key > name: it is before `name/` only when name is its prefix and the next byte is below '/'.
+  const n = to - from;
+  return key.length > n && key.compare(tree, from, to, 0, n) === 0 && key[n]! < 0x2f;
+}
+
+/** The body of `folder`'s tree object (a repository path) in commit `parent`; null when the folder is not there. */
+export async function folderTree(git: Git, parent: string, folder: string): Promise<Buffer | null> {
+  const out = await git.bytes(['cat-file', '--batch'], { input: `${parent}:${folder}\n` });
+  const nl = out.indexOf(0x0a);
+  const header = out.toString('utf8', 0, nl < 0 ? out.length : nl).split(' ');
+  if (header.at(-1) === 'missing') return null;
+  if (header[1] !== 'tree') throw new Error(`${folder} in ${parent} is a ${header[1]}, not a folder`);
+  const size = Number(header[2]);
+  if (out.length < nl + 1 + size) throw new Error(`git cat-file cut ${folder}'s tree short`);
+  return out.subarray(nl + 1, nl + 1 + size);
 }
 
 const deflateAsync = promisify(deflate);

@@ -25,10 +25,10 @@ export interface ImportCommit {
   timestampMs: number;
   paths: readonly string[];
   content(path: string): Content | null;
-  /** Folders set by their tree id, before `paths`. */
-  trees?: readonly FolderTree[];
-  /** Blobs to write before the commit (those the `trees` name). */
-  blobs?: readonly Uint8Array[];
+  /** Blobs to write before the commit (those the `trees` name), taken one at a time. */
+  blobs?: Iterable<Uint8Array>;
+  /** Folders set by their tree id, before `paths`; asked for once the `blobs` are written. */
+  trees?: () => Promise<readonly FolderTree[]>;
 }
 
 // Append-only files at least this large are streamed from their descriptor instead of read whole.
@@ -64,7 +64,7 @@ export async function* importStream(c: ImportCommit): AsyncGenerator<Uint8Array>
   put(`commit ${c.ref}\nmark :1\ncommitter svc <svc@localhost> ${Math.floor(c.timestampMs / 1000)} +0000\n`);
   put(`data ${Buffer.byteLength(c.message + '\n')}\n${c.message}\n\n`);
   if (c.parent) put(`from ${c.parent}\n`);
-  for (const t of c.trees ?? []) put(t.oid ? `M 040000 ${t.oid} ${quotePath(t.folder)}\n` : `D ${quotePath(t.folder)}\n`);
+  for (const t of c.trees ? await c.trees() : []) put(t.oid ? `M 040000 ${t.oid} ${quotePath(t.folder)}\n` : `D ${quotePath(t.folder)}\n`);
   for (const path of c.paths) {
     const got = c.content(path);
     if (!got) continue;

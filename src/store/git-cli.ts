@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { lineSession, type LineSession } from './line-session.ts';
 import { DRIVER_KEYS, driverOverrides, hardenedArgs, pinnedWorktreeEnv, touchesContent, UNSAFE_GIT_ENV, worktreeTop } from './git-harden.ts';
 
-export interface GitResult {
-  stdout: string;
+export interface GitResult<T extends string | Buffer = string> {
+  stdout: T;
   stderr: string;
   code: number;
 }
@@ -27,8 +27,8 @@ export interface GitRunOptions {
 
 /** Thrown when a git command exits non-zero and the caller did not allow it. */
 export class GitError extends Error {
-  constructor(readonly args: string[], readonly result: GitResult) {
-    super(`git ${args.join(' ')} failed (${result.code}): ${result.stderr.trim() || result.stdout.trim()}`);
+  constructor(readonly args: string[], readonly result: GitResult<string | Buffer>) {
+    super(`git ${args.join(' ')} failed (${result.code}): ${result.stderr.trim() || result.stdout.toString().trim()}`);
     this.name = 'GitError';
   }
 }
@@ -38,6 +38,8 @@ export interface Git {
   readonly root: string;
   /** Run a read-only git command now. */
   run(args: string[], opts?: GitRunOptions): Promise<GitResult>;
+  /** Run a read-only git command whose output is bytes (a tree object, say); throws on a non-zero exit. */
+  bytes(args: string[], opts?: Omit<GitRunOptions, 'allowFail'>): Promise<Buffer>;
   /** Run a git command that changes refs, worktrees or objects, one at a time in arrival order. */
   mutate(args: string[], opts?: GitRunOptions): Promise<GitResult>;
   /** Run several steps as one unit in the mutation queue (e.g. merge-tree + commit-tree + update-ref). */
@@ -69,11 +71,14 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
   const baseEnv = gitBaseEnv();
   const queue = new KeyedMutex();
   let common: string | null = null;
-  const spawnGit = (args: string[], o: GitRunOptions, env: Record<string, string>) =>
-    new Promise<GitResult>((resolve) => {
+  // stdout as text, or as bytes with `encoding` 'buffer' (stderr is always text).
+  const spawnGit = <T extends string | Buffer = string>(args: string[], o: GitRunOptions, env: Record<string, string>, encoding: 'utf8' | 'buffer' = 'utf8') =>
+    new Promise<GitResult<T>>((resolve) => {
       let inputError: Error | undefined;
-      const child = execFile('git', args, { cwd: o.cwd ?? root, env, maxBuffer: 256 * 1024 * 1024, timeout: o.timeoutMs ?? 120_000, encoding: 'utf8' },
-        (err, stdout, stderr) => {
+      const child = execFile('git', args, { cwd: o.cwd ?? root, env, maxBuffer: 256 * 1024 * 1024, timeout: o.timeoutMs ?? 120_000, encoding },
+        (err, out: string | Buffer, errOut: string | Buffer) => {
+          const stdout = out as T;
+          const stderr = errOut.toString();
           const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? ((err as unknown as { code: number }).code) : 1) : 0;
           // The input failed (not git hanging up): the command failed, whatever git made of the cut stream.
           if (inputError) resolve({ stdout, stderr: `${stderr}${inputError.message}`, code: code || 1 });
@@ -95,7 +100,7 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     if (r.code !== 0) throw new GitError(['rev-parse', '--git-common-dir'], r);
     return (common = r.stdout.trim());
   };
-  const exec = async (args: string[], o: GitRunOptions = {}): Promise<GitResult> => {
+  const exec = async <T extends string | Buffer = string>(args: string[], o: GitRunOptions = {}, encoding: 'utf8' | 'buffer' = 'utf8'): Promise<GitResult<T>> => {
     const cwd = o.cwd ?? root;
     const top = worktreeTop(worktreesDir, cwd);
     const pinned = top ? pinnedWorktreeEnv(await commonDir(), top) : null;
@@ -107,7 +112,7 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
       const listing = await spawnGit([...hard, 'config', '--show-scope', '--get-regexp', DRIVER_KEYS], { cwd }, env);
       drivers = driverOverrides(listing.stdout);
     }
-    const result = await spawnGit([...hard, ...drivers, ...args], o, env);
+    const result = await spawnGit<T>([...hard, ...drivers, ...args], o, env, encoding);
     if (result.code !== 0 && !o.allowFail) throw new GitError(args, result);
     return result;
   };
@@ -117,5 +122,6 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     if (touchesContent(args)) throw new Error(`git ${args.join(' ')}: not a ref-and-object command`);
     return lineSession('git', [...hardenedArgs(root), ...args], { cwd: root, env: baseEnv, ...o });
   };
-  return { root, run: exec, mutate: (args, o) => exclusive(() => exec(args, o)), exclusive, session };
+  const bytes = async (args: string[], o: GitRunOptions = {}) => (await exec<Buffer>(args, { ...o, allowFail: false }, 'buffer')).stdout;
+  return { root, run: (args, o) => exec(args, o), bytes, mutate: (args, o) => exclusive(() => exec(args, o)), exclusive, session };
 }

@@ -14,9 +14,9 @@ export interface CommitInput {
   timestampMs: number;
   paths: string[];
   content(path: string): Content | null;
-  /** Folders set by a tree id built outside fast-import (null: deleted), and the blobs they name. */
-  trees?: readonly FolderTree[];
-  blobs?: readonly Uint8Array[];
+  /** The blobs of folders whose tree is built outside fast-import (taken one at a time), then those folders' ids (null: deleted). */
+  blobs?: Iterable<Uint8Array>;
+  trees?: () => Promise<readonly FolderTree[]>;
 }
 
 export interface StateGit {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import { BIG_FOLDER_CHANGES, bigFolders, blobOf, treeObject, writeLooseObject } from './big-folder.ts';
+import { BIG_FOLDER_CHANGES, bigFolders, blobOf, folderTree, treeObject, writeLooseObject } from './big-folder.ts';
 import { fileContent, type Content, type FolderTree } from './fast-import.ts';
 import type { Git } from './git-cli.ts';
 import { commonGitDir } from './git-objects.ts';
@@ -83,31 +83,41 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
     return fileContent(abs);
   };
 
-  // The commit's paths; a folder with many of them gets its tree built here (big-folder.ts) on `parent`'s.
+  // The commit's paths; a folder with many of them gets its tree built here (big-folder.ts) on `parent`'s:
+  // its changed files go to fast-import one by one as they are read (their ids are all known once the last
+  // is), then its tree is built and written, and the commit names it.
   let objectsDir: string | undefined;
   const prepare = async (batch: Batch, parent: string | null) => {
     const paths = batch.paths.map((p) => `.sdd/${p}`);
     const big = bigFolders(paths, opts.bigFolderChanges ?? BIG_FOLDER_CHANGES);
     if (!big.size) return { paths };
-    objectsDir ??= join(await commonGitDir(git), 'objects');
+    const objects = (objectsDir ??= join(await commonGitDir(git), 'objects'));
     const read = content(batch);
-    const trees: FolderTree[] = [];
-    const blobs: Uint8Array[] = [];
-    for (const [folder, list] of big) {
-      const changes = new Map<string, string | null>();
-      for (const path of list) {
-        const blob = blobOf(read(path));
-        if (blob === undefined) continue;
-        changes.set(path.slice(folder.length + 1), blob?.oid ?? null);
-        if (blob?.data) blobs.push(blob.data);
+    const before = new Map<string, Buffer | null>(); // each folder's tree in the parent, read while git is free
+    for (const folder of big.keys()) before.set(folder, parent ? await folderTree(git, parent, folder) : null);
+    const changes = new Map<string, Map<string, string | null>>();
+    function* blobs() {
+      for (const [folder, list] of big) {
+        const changed = new Map<string, string | null>();
+        changes.set(folder, changed);
+        for (const path of list) {
+          const blob = blobOf(read(path));
+          if (blob === undefined) continue;
+          changed.set(path.slice(folder.length + 1), blob?.oid ?? null);
+          if (blob?.data) yield blob.data;
+        }
       }
-      // One level of the folder in the parent (nothing when it is not there), merged with the changes.
-      const listing = parent ? (await git.run(['ls-tree', '-z', '--full-tree', parent, '--', `${folder}/`])).stdout : '';
-      const tree = treeObject(listing, `${folder}/`, changes);
-      if (tree) await writeLooseObject(objectsDir, tree.oid, tree.bytes);
-      trees.push({ folder, oid: tree?.oid ?? null });
     }
-    return { paths: paths.filter((p) => !big.has(p.slice(0, p.lastIndexOf('/')))), trees, blobs };
+    const trees = async () => {
+      const out: FolderTree[] = [];
+      for (const folder of big.keys()) {
+        const tree = treeObject(before.get(folder) ?? null, changes.get(folder)!);
+        if (tree) await writeLooseObject(objects, tree.oid, tree.bytes);
+        out.push({ folder, oid: tree?.oid ?? null });
+      }
+      return out;
+    };
+    return { paths: paths.filter((p) => !big.has(p.slice(0, p.lastIndexOf('/')))), blobs: blobs(), trees };
   };
 
   const commit = async (batch: Batch): Promise<CommitResult | null> => {

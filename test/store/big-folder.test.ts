@@ -93,10 +93,11 @@ T('the tree as git writes it: the listing merged with the changes in git\'s orde
   const git = (args: string[], input?: string) => execFileSync('git', args, { cwd: repo.dir, input, encoding: 'utf8' }).trim();
   const blob = (text: string) => git(['hash-object', '-w', '--stdin'], text);
   const sub = git(['mktree'], `100644 blob ${blob('x')}\tx\n`);
-  // As `git ls-tree -z --full-tree <commit> -- d/` lists it: in git's order, a folder's mode padded.
-  const listing = [`100644 blob ${blob('1')}\td/a-b`, `040000 tree ${sub}\td/a`, `100644 blob ${blob('2')}\td/a.c`, `100644 blob ${blob('5')}\td/é`].join('\u0000') + '\u0000';
+  // The folder before: its tree object's body, as git wrote it.
+  const body = (entries: string[]) => execFileSync('git', ['cat-file', 'tree', git(['mktree'], entries.join('\n') + '\n')], { cwd: repo.dir });
+  const before = body([`100644 blob ${blob('1')}\ta-b`, `040000 tree ${sub}\ta`, `100644 blob ${blob('2')}\ta.c`, `100644 blob ${blob('5')}\té`]);
   const changes = new Map([['a.c', null], ['a0', blob('3')], ['a-b', blob('4')], ['\uFF21', blob('6')], ['\u{1F600}', blob('7')]]);
-  const tree = treeObject(listing, 'd/', changes)!;
+  const tree = treeObject(before, changes)!;
   const expected = [`100644 blob ${blob('4')}\ta-b`, `040000 tree ${sub}\ta`, `100644 blob ${blob('3')}\ta0`, `100644 blob ${blob('5')}\té`, `100644 blob ${blob('6')}\t\uFF21`, `100644 blob ${blob('7')}\t\u{1F600}`];
   assert.is(tree.oid, git(['mktree'], expected.join('\n') + '\n'), "'a-b' < 'a/' < 'a0' < 'é' < 'Ａ' < '😀' (UTF-8 bytes, not UTF-16 units), a.c deleted");
   const objects = join(repo.dir, '.git', 'objects');
@@ -104,7 +105,9 @@ T('the tree as git writes it: the listing merged with the changes in git\'s orde
   await writeLooseObject(objects, tree.oid, tree.bytes); // written again: the same object, no error
   assert.is(git(['cat-file', '-t', tree.oid]), 'tree');
   assert.is(git(['fsck', '--strict', '--no-dangling', '--no-progress']), '');
-  assert.is(treeObject(`100644 blob ${blob('1')}\td/x\u0000`, 'd/', new Map([['x', null]])), null, 'nothing left: no tree');
+  assert.is(treeObject(body([`100644 blob ${blob('1')}\tx`]), new Map([['x', null]])), null, 'nothing left: no tree');
+  // A file changed where a folder of that name was: the file replaces the folder (as fast-import does).
+  assert.is(treeObject(before, new Map([['a', blob('8')]]))!.oid, git(['mktree'], [`100644 blob ${blob('1')}\ta-b`, `100644 blob ${blob('8')}\ta`, `100644 blob ${blob('2')}\ta.c`, `100644 blob ${blob('5')}\té`].join('\n') + '\n'));
   assert.equal([...bigFolders(['a/b/1', 'a/b/2', 'a/1', 'a/2', 'c/1'], 2).keys()], ['a', 'a/b'], 'outer folders first, small ones left to fast-import');
 });
 
