@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { KeyedMutex } from '../lib/mutex.ts';
@@ -66,6 +67,25 @@ export function gitBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string,
  * A Git for the repository at `root`. Every invocation is hardened (`git-harden.ts`); commands run in
  * an agent worktree under `<root>/.sdd/worktrees/` are pinned to its admin folder in the common dir.
  */
+// Variables the server's own calls pass that do not change which config git reads (identity, literal
+// pathspecs, a private index).
+const CONFIG_NEUTRAL_ENV = new Set(['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_LITERAL_PATHSPECS', 'GIT_INDEX_FILE']);
+
+/**
+ * What the repository-level config files say, as one string (null: an include may pull in other files, so
+ * nothing can be assumed; a missing file reads as empty).
+ */
+export function configKey(files: readonly string[]): string | null {
+  let key = '';
+  for (const f of files) {
+    let text = '';
+    try { text = readFileSync(f, 'utf8'); } catch { /* absent */ }
+    if (/include/i.test(text)) return null;
+    key += `${f}\0${text}\0`;
+  }
+  return key;
+}
+
 export function createGit(root: string, opts: { worktreesDir?: string } = {}): Git {
   const worktreesDir = opts.worktreesDir ?? join(root, '.sdd', 'worktrees');
   const baseEnv = gitBaseEnv();
@@ -100,6 +120,18 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     if (r.code !== 0) throw new GitError(['rev-parse', '--git-common-dir'], r);
     return (common = r.stdout.trim());
   };
+  // The driver check costs a git process (~4-8 ms of the event loop on a small VM) before every command that
+  // may run one; in the orchestrator's and a worker's paths that was a quarter of all git processes.
+  const drivercache = new Map<string, { key: string; drivers: string[] }>();
+  const remember = (cwd: string, key: string, drivers: string[]) => {
+    if (drivercache.size >= 256) drivercache.delete(drivercache.keys().next().value!);
+    drivercache.set(cwd, { key, drivers });
+  };
+  // The root's own config files, when its git dir is `<root>/.git` itself (not a linked worktree).
+  const ownConfigFiles = async (): Promise<string[] | null> => {
+    const dir = await commonDir().catch(() => null);
+    return dir === join(root, '.git') ? [join(dir, 'config'), join(dir, 'config.worktree')] : null;
+  };
   const exec = async <T extends string | Buffer = string>(args: string[], o: GitRunOptions = {}, encoding: 'utf8' | 'buffer' = 'utf8'): Promise<GitResult<T>> => {
     const cwd = o.cwd ?? root;
     const top = worktreeTop(worktreesDir, cwd);
@@ -109,8 +141,17 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     const hard = hardenedArgs(root, cwd);
     let drivers: string[] = [];
     if (touchesContent(args)) {
-      const listing = await spawnGit([...hard, 'config', '--show-scope', '--get-regexp', DRIVER_KEYS], { cwd }, env);
-      drivers = driverOverrides(listing.stdout);
+      // The repository-level config files decide the overrides: while they read the same, the last listing holds.
+      // (Extra environment that may point git at other config is never assumed: only these names are.)
+      const files = Object.keys(o.env ?? {}).some((k) => !CONFIG_NEUTRAL_ENV.has(k)) ? null : pinned ? [join(pinned.GIT_COMMON_DIR!, 'config'), join(pinned.GIT_DIR!, 'config.worktree')] : cwd === root ? await ownConfigFiles() : null;
+      const key = files && configKey(files);
+      const known = key !== null ? drivercache.get(cwd) : undefined;
+      if (known && known.key === key) drivers = known.drivers;
+      else {
+        const listing = await spawnGit([...hard, 'config', '--show-scope', '--get-regexp', DRIVER_KEYS], { cwd }, env);
+        drivers = driverOverrides(listing.stdout);
+        if (key !== null) remember(cwd, key, drivers);
+      }
     }
     const result = await spawnGit<T>([...hard, ...drivers, ...args], o, env, encoding);
     if (result.code !== 0 && !o.allowFail) throw new GitError(args, result);

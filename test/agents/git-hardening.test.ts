@@ -1,7 +1,7 @@
 // An agent plants every git mechanism that runs a program (fsmonitor, hooks, filters, diff and merge
 // drivers, textconv, transports, config.worktree, a redirected .git file); the server's own git
 // operations on its worktree and branch (status, snapshot, merge, partial merge, retire) run none of them.
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -94,6 +94,34 @@ H('repository config planted by an agent: status, snapshot, merge, partial merge
   const r = await retireSession(deps(), SID, 'main');
   assert.ok(r.graveyard.length === 1, 'uncommitted work kept');
   assert.equal(ran(), [], `no planted program ran: ${ran().join(', ')}`);
+});
+
+H('a driver planted after the server\'s git looked once is still emptied: the check is reused only while the config files read the same, never across an include', async () => {
+  const git = createGit(repo.dir);
+  const d = { ...deps(), git };
+  // An agent's uncommitted work under `* filter=evil`: retire saves it to the graveyard (`git add`, where a
+  // clean filter runs), after the server's git looked at the worktree while the config was clean.
+  const session = async (sid: string) => {
+    const wt = (await addWorktree(d, sid, 'main')).path;
+    writeFileSync(join(wt, '.gitattributes'), '* filter=evil\n');
+    writeFileSync(join(wt, 'work.txt'), 'agent work\n');
+    assert.equal((await dirtyPaths(git, wt, { untracked: true })).sort(), ['.gitattributes', 'work.txt']);
+  };
+  const planted = (name: string) => `[filter "evil"]\n\tclean = ${script(`${name}-clean`)}\n\tsmudge = ${script(`${name}-smudge`)}\n\trequired = true\n`;
+  const config = join(repo.dir, '.git', 'config');
+  await session(SID);
+  writeFileSync(config, `${readFileSync(config, 'utf8')}${planted('config')}`);
+  assert.is((await retireSession(d, SID, 'main')).graveyard.length, 1);
+  assert.equal(ran(), [], `a planted program ran: ${ran().join(', ')}`);
+  // The drivers in a file the config includes: the config reads the same when that file changes.
+  repo.git('config', '--remove-section', 'filter.evil');
+  const included = join(repo.dir, '.sdd', 'included.cfg');
+  writeFileSync(included, '');
+  repo.git('config', 'include.path', included);
+  await session('other-00000001');
+  writeFileSync(included, planted('included'));
+  assert.is((await retireSession(d, 'other-00000001', 'main')).graveyard.length, 1);
+  assert.equal(ran(), [], `a planted program ran: ${ran().join(', ')}`);
 });
 
 H('config.worktree (extensions.worktreeConfig) planted in the agent worktree is not obeyed', async () => {
