@@ -45,6 +45,8 @@ export interface Git {
   mutate(args: string[], opts?: GitRunOptions): Promise<GitResult>;
   /** Run several steps as one unit in the mutation queue (e.g. merge-tree + commit-tree + update-ref). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /** The repository's absolute common git dir (asked once, then remembered). */
+  commonDir(): Promise<string>;
   /** A long-lived ref-and-object command in the repository root (fast-import, update-ref --stdin), hardened. */
   session(args: string[], opts?: { preamble?: string }): LineSession;
 }
@@ -164,5 +166,5 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     return lineSession('git', [...hardenedArgs(root), ...args], { cwd: root, env: baseEnv, ...o });
   };
   const bytes = async (args: string[], o: GitRunOptions = {}) => (await exec<Buffer>(args, { ...o, allowFail: false }, 'buffer')).stdout;
-  return { root, run: (args, o) => exec(args, o), bytes, mutate: (args, o) => exclusive(() => exec(args, o)), exclusive, session };
+  return { root, run: (args, o) => exec(args, o), bytes, commonDir, mutate: (args, o) => exclusive(() => exec(args, o)), exclusive, session };
 }

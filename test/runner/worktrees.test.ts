@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { addWorktree, planReconcile, reconcileWorktrees, retireSession } from '../../src/runner/index.ts';
+import { addWorktree, planReconcile, reconcileWorktrees, retireSession, revParse } from '../../src/runner/index.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
@@ -115,6 +115,18 @@ W('an older graveyard ref with other work is never overwritten', async () => {
 W('plan: live with worktree adopted, live without re-added, others retired', () => {
   const plan = planReconcile({ live: new Set(['a', 'b']), worktreeSids: ['a', 'c'], branchSids: ['a', 'b', 'c', 'd'] });
   assert.equal(plan, { adopt: ['a'], recreate: ['b'], retire: ['c', 'd'] });
+});
+
+W('a branch is read from its loose file, a packed one and a missing one through git: the same answers', async () => {
+  const git = createGit(repo.dir);
+  const main = repo.git('rev-parse', 'refs/heads/main');
+  repo.git('branch', 'other');
+  assert.is(await revParse(git, 'refs/heads/main'), main);
+  assert.is(await revParse(git, 'refs/heads/missing'), null);
+  repo.git('pack-refs', '--all');
+  assert.not.ok(existsSync(join(repo.dir, '.git', 'refs', 'heads', 'other')), 'packed');
+  assert.is(await revParse(git, 'refs/heads/other'), main);
+  assert.is(await revParse(git, 'refs/heads/missing'), null);
 });
 
 W.run();

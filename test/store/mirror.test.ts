@@ -49,6 +49,12 @@ T('a fetch brings the mirror up to the ref; commits are pushed in the background
   assert.is(inMirror(), second, 'no fetch for a while: left for the next fetch');
   await mirror.current();
   assert.is(inMirror(), third);
+  // Packed (the loose file gone, as after `git pack-refs`): git is asked, the mirror still follows.
+  const fourth = commitState('four');
+  repo.git('pack-refs', '--all');
+  assert.not.ok(existsSync(join(repo.dir, '.git', 'refs', 'sdd', 'state')), 'packed');
+  await mirror.current();
+  assert.is(inMirror(), fourth);
   mirror.close();
 });
 
