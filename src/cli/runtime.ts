@@ -14,7 +14,7 @@ import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
-import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, startMessage, ulidIds, type Faults, type Ids, type RecoverOptions, type RestoreResult, type SddLayout, type SnapshotVerdict, type StateCommitter } from '../store/index.ts';
+import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, startMessage, stateHead, ulidIds, type Faults, type Ids, type RecoverOptions, type RestoreResult, type SddLayout, type SnapshotVerdict, type StateCommitter } from '../store/index.ts';
 import { openTasks, TASK_SCHEMAS, type Tasks, type TasksDomain } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, killRequester, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
@@ -122,7 +122,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
 
   // --- cluster: before the authenticator, which asks it about the cluster secret and node tokens ---
-  const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry, killRequested: (sid) => killRequester(layout, sid) });
+  const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry, killRequested: (sid) => killRequester(layout, sid), stateHead: () => stateHead(git) });
   // --- end cluster ---
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
   if (!authEnv.disabled && !authEnv.authToken) {
@@ -235,7 +235,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
 }
 
 // The cluster (registry, node tokens); a bad SERVICE_CLUSTER_SECRET or secret file stops the start with its reason.
-async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createCluster>[0], 'store' | 'tasks' | 'installNodeHooks' | 'audit' | 'registry' | 'killRequested'>): Promise<Cluster> {
+async function startCluster(o: RuntimeOptions, d: Pick<Parameters<typeof createCluster>[0], 'store' | 'tasks' | 'installNodeHooks' | 'audit' | 'registry' | 'killRequested' | 'stateHead'>): Promise<Cluster> {
   try {
     return await createCluster({ ...d, layout: o.layout, clock: systemClock, log: o.log.withTag('cluster'), config: o.config.cluster, secret: o.env.SERVICE_CLUSTER_SECRET || undefined });
   } catch (err) {

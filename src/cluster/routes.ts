@@ -20,7 +20,7 @@ function operatorRoute(svc: ClusterService, event: OperatorEvent, summary: strin
 }
 
 /** Node registry routes. */
-export function nodeRoutes(svc: ClusterService): Route[] {
+export function nodeRoutes(svc: ClusterService, stateHead?: () => Promise<string | null>): Route[] {
   return [
     defineRoute({
       method: 'POST', path: '/cluster/nodes', operationId: 'register_node', summary: 'Register a node (the same non-blank name and url update it) and get its token',
@@ -29,10 +29,12 @@ export function nodeRoutes(svc: ClusterService): Route[] {
       handler: async (ctx) => reply(201, await svc.register(ctx.body ?? {}, ctx.principal)),
     }),
     defineRoute({
-      method: 'POST', path: '/cluster/nodes/:id/heartbeat', operationId: 'node_heartbeat', summary: 'Report free slots and active agents; brings an offline node back; the answer lists agents to kill',
+      method: 'POST', path: '/cluster/nodes/:id/heartbeat', operationId: 'node_heartbeat', summary: 'Report free slots and active agents; brings an offline node back; the answer lists agents to kill and names the state commit',
       tags: ['cluster'], access: 'task', nodeScope: 'node:heartbeat', params: S.NodeIdParams, body: S.HeartbeatRequest,
       responses: { ...ok('The node, and kill requests for its agents', S.HeartbeatResponse), ...AUTH, 404: E('Node not registered (evicted): register again') },
-      handler: async (ctx) => ({ ...(await svc.heartbeat(ctx.params.id, ctx.body, ctx.principal)), kill_sessions: await svc.killRequests(ctx.params.id) }),
+      handler: async (ctx) => ({
+        ...(await svc.heartbeat(ctx.params.id, ctx.body, ctx.principal)), kill_sessions: await svc.killRequests(ctx.params.id), state_head: stateHead ? await stateHead() : null,
+      }),
     }),
     operatorRoute(svc, 'cordon', 'Cordon a node: it keeps heartbeating and gets no new tasks'),
     operatorRoute(svc, 'uncordon', 'Put a cordoned or draining node back to work'),

@@ -62,7 +62,10 @@ export const KillRequest = Type.Object({
 });
 export type KillRequest = Static<typeof KillRequest>;
 /** The heartbeat's answer: the node, and the agents of this node someone asked to kill (the node stops them as the local orchestrator does). */
-export const HeartbeatResponse = Type.Composite([ClusterNode, Type.Object({ kill_sessions: Type.Array(KillRequest) })], { $id: 'HeartbeatResponse' });
+export const HeartbeatResponse = Type.Composite([ClusterNode, Type.Object({
+  kill_sessions: Type.Array(KillRequest),
+  state_head: Type.Union([Type.String({ description: 'The commit refs/sdd/state names (null: none yet): a worker mirrors the board when it moved' }), Type.Null()]),
+})], { $id: 'HeartbeatResponse' });
 
 export const NodeIdParams = Type.Object({ id: Type.String({ maxLength: 200 }) });
 

@@ -41,6 +41,8 @@ export interface ClusterSetupDeps {
   newId?: () => string;
   /** Who asked to kill an agent session (the agents domain's kill file), for the heartbeat answer. */
   killRequested?: (sid: string) => Promise<string | null>;
+  /** The commit refs/sdd/state names now, for the heartbeat answer (workers mirror the board when it moved). */
+  stateHead?: () => Promise<string | null>;
 }
 
 /** The cluster of one server. */
@@ -80,7 +82,7 @@ export async function createCluster(deps: ClusterSetupDeps): Promise<Cluster> {
     keyOf: (id) => svc.get(id)?.publicKey ?? null,
   });
   await journal.load();
-  const routes = [...nodeRoutes(svc), stealRoute(steal), gossipRoute(journal), revokeRoute({ tokens, audit: deps.audit })];
+  const routes = [...nodeRoutes(svc, deps.stateHead), stealRoute(steal), gossipRoute(journal), revokeRoute({ tokens, audit: deps.audit })];
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
   let rpc: GrpcServer | undefined;

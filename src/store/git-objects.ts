@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Git } from './git-cli.ts';
+import { STATE_REF } from './layout.ts';
 
 /** The git blob id of `data` (sha1 of "blob <len>\0" + data), without writing anything. */
 export function blobId(data: Uint8Array): string {
@@ -11,6 +12,14 @@ export function blobId(data: Uint8Array): string {
 /** Absolute common git dir of `git.root`, so a linked worktree shares the main repository's objects and refs. */
 export function commonGitDir(git: Git): Promise<string> {
   return git.commonDir();
+}
+
+/** The commit refs/sdd/state names (null: none yet): its loose file, else git (packed). */
+export async function stateHead(git: Git): Promise<string | null> {
+  const loose = looseRef(await git.commonDir(), STATE_REF);
+  if (loose) return loose;
+  const r = await git.run(['rev-parse', '--verify', '-q', `${STATE_REF}^{commit}`], { allowFail: true });
+  return r.code === 0 ? r.stdout.trim() : null;
 }
 
 /**

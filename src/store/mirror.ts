@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../lib/log.ts';
 import type { Git } from './git-cli.ts';
-import { looseRef } from './git-objects.ts';
+import { stateHead } from './git-objects.ts';
 import { STATE_REF } from './layout.ts';
 
 /**
@@ -70,9 +70,7 @@ export function createStateMirror(o: MirrorOptions): StateMirror {
 
   const syncOnce = async () => {
     await ensure();
-    // The ref's loose file when it has one (every state commit writes it); else git says (packed refs).
-    const head = looseRef(o.gitCommonDir, STATE_REF) ?? await o.git.run(['rev-parse', '--verify', '-q', `${STATE_REF}^{commit}`], { allowFail: true })
-      .then((r) => (r.code === 0 ? r.stdout.trim() : null));
+    const head = await stateHead(o.git);
     if (!head || head === synced) return;
     // By id, so a ref moving meanwhile cannot make the mirror hold something else; --force follows a
     // ref someone reset. Only objects reachable from `head` travel. After the first push, no thin pack

@@ -30,6 +30,15 @@ export function killsOf(body: unknown): { session_id: string; requested_by: stri
   return list.filter((k): k is { session_id: string; requested_by: string } => !!k && typeof k.session_id === 'string' && typeof k.requested_by === 'string');
 }
 
+/**
+ * The state commit a heartbeat's answer names (pure): a string, null when the board has none yet, undefined
+ * when the answer does not say (then the worker mirrors the board every poll, as before servers said it).
+ */
+export function stateHeadOf(body: unknown): string | null | undefined {
+  const h = body && typeof body === 'object' ? (body as { state_head?: unknown }).state_head : undefined;
+  return typeof h === 'string' || h === null ? h : undefined;
+}
+
 /** Why the worker must not run against this server, or null (pure; INTERFACE.md Versioning 2). */
 export function versionProblem(server: unknown, mine: string): string | null {
   const v = server && typeof server === 'object' ? (server as { version?: unknown }).version : undefined;

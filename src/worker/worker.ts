@@ -10,7 +10,7 @@ import type { Git } from '../store/git-cli.ts';
 import type { SddLayout } from '../store/layout.ts';
 import { Claims } from './claims.ts';
 import { serverClient, why, type ServerClient } from './client.ts';
-import { afterHeartbeat, killsOf, register, serverVersion, NodeFile, type NodeIdentity } from './node.ts';
+import { afterHeartbeat, killsOf, register, serverVersion, stateHeadOf, NodeFile, type NodeIdentity } from './node.ts';
 import type { WorkerOptions } from './options.ts';
 import { Outbox } from './outbox.ts';
 import { startRelayKept } from './relay.ts';
@@ -59,6 +59,9 @@ class Worker {
   private beating = false;
   private lastMirror = 0;
   private stateWarned = '';
+  // The state commit the last heartbeat named (undefined: not said), and the one last mirrored.
+  private serverState: string | null | undefined;
+  private mirrored: string | null | undefined;
   private fetching: Promise<void> | null = null;
   private registering: Promise<void> | null = null;
 
@@ -153,18 +156,25 @@ class Worker {
     const active = this.runs.holding();
     const a = await this.client.call('POST', `/cluster/nodes/${this.node!.id}/heartbeat`, { body: { available_slots: Math.max(0, this.o.slots - active), active_agents: active }, timeoutMs: 10_000 });
     const next = afterHeartbeat(a);
-    if (next === 'ok') await this.runs.kill(killsOf(a.body));
+    if (next === 'ok') {
+      this.serverState = stateHeadOf(a.body);
+      await this.runs.kill(killsOf(a.body));
+    }
     else if (next === 'register') {
       this.d.log.warn(`heartbeat answered ${why(a)}: registering again`);
       await this.registerNode();
     } else if (next !== 'retry') this.d.log.warn(`heartbeat refused: ${why(a)}`);
   }
 
-  // Every poll, but at most every 2 s: a fast poll (tests, benches) must not turn into a fetch storm.
+  // When the heartbeat says the state moved since the last mirror (every poll when it does not say), at most
+  // every 2 s: a fast poll (tests, benches) must not turn into a fetch storm, nor an idle board into fetches.
   private async mirrorBoard(): Promise<void> {
     if (this.d.clock.now() - this.lastMirror < Math.max(this.o.pollMs, MIRROR_MIN_MS)) return;
+    const target = this.serverState;
+    if (target === null || (target !== undefined && target === this.mirrored)) return; // no board yet, or mirrored
     this.lastMirror = this.d.clock.now();
     const err = await fetchState(this.d.git, this.o.server, this.node!.token);
+    if (!err) this.mirrored = target;
     if (err && err !== this.stateWarned) this.d.log.warn(`board mirror: git fetch of /state.git failed: ${err}`);
     this.stateWarned = err ?? '';
   }

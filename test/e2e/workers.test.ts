@@ -112,6 +112,19 @@ T(`${TASKS} tasks through 3 workers: all closed, every agent commit merged, the 
   const inState = () => repo.git('grep', '-h', '-o', '"node_id": "[0-9a-f]*"', 'refs/sdd/state', '--', '.sdd/tasks').split('\n').filter(Boolean);
   for (const end = Date.now() + 60_000; inState().length < TASKS && Date.now() < end;) await sleep(250);
   assert.ok(inState().length >= TASKS, `node ids recorded in refs/sdd/state (${inState().length})`);
+  // Each worker's clone mirrors the board; while the board does not move, no worker fetches it (the heartbeat
+  // names the state commit): a window of 4 s (two mirror periods, a dozen heartbeats) with the same head.
+  const head = () => repo.git('rev-parse', 'refs/sdd/state');
+  const mirrorOf = (name: string) => execFileSync('git', ['-C', join(tmp.dir, name), 'rev-parse', '-q', '--verify', 'refs/sdd/state'], { encoding: 'utf8' }).trim();
+  const idle = await until('a 4 s window of an unchanged board, every clone holding it', async () => {
+    const h = head();
+    if (!['w1', 'w2', 'w3'].every((n) => mirrorOf(n) === h)) return false;
+    const fetches = await answered('GET', '/state.git/info/refs', 200);
+    await sleep(4000);
+    return head() === h && { fetches, after: await answered('GET', '/state.git/info/refs', 200) };
+  });
+  assert.ok(idle.fetches > 0, 'the workers mirrored the board');
+  assert.is(idle.after, idle.fetches, 'an idle board: no worker fetched it');
   for (const w of nodes) assert.is(await w.stop('SIGTERM'), 0, w.output().slice(-1000));
   assert.equal((await s!.api('GET', '/cluster/nodes')).body, [], 'each worker unregistered');
   for (const w of nodes) assert.match(w.output(), 'worker stopped');

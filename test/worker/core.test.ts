@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { labelsOf } from '../../src/cli/worker.ts';
 import {
-  afterHeartbeat, claimingFate, claimingRecord, endReport, killsOf, nextOf, outcomeOf, registration, rotate, versionProblem, waitSeconds, workerOptions, type WorkerSession,
+  afterHeartbeat, claimingFate, claimingRecord, endReport, killsOf, nextOf, stateHeadOf, outcomeOf, registration, rotate, versionProblem, waitSeconds, workerOptions, type WorkerSession,
 } from '../../src/worker/index.ts';
 
 const F = suite('worker core');
@@ -116,6 +116,7 @@ F('the fused call\'s next task: none without an answer is unknown; kill requests
   for (const status of [0, 500, 502]) assert.is(nextOf({ status, body: null }), 'unknown', String(status));
   assert.equal(killsOf({ id: 'n1', kill_sessions: [{ session_id: 's1', requested_by: 'admin' }, { session_id: 7 }, null] }), [{ session_id: 's1', requested_by: 'admin' }]);
   assert.equal([killsOf({ id: 'n1' }), killsOf(null)], [[], []]);
+  assert.equal([stateHeadOf({ state_head: 'abc' }), stateHeadOf({ state_head: null }), stateHeadOf({ id: 'n1' }), stateHeadOf({ state_head: 7 }), stateHeadOf(null)], ['abc', null, undefined, undefined, undefined], 'the state commit a heartbeat names; not said: mirror every poll');
   assert.equal([waitSeconds(10_000), waitSeconds(150), waitSeconds(600_000)], [10, 0.15, 60], 'the poll interval, at most 60 s');
   assert.equal([rotate(['a', 'b', 'c'], 0), rotate(['a', 'b', 'c'], 4), rotate([], 3)], [['a', 'b', 'c'], ['b', 'c', 'a'], []]);
 });
