@@ -14,7 +14,7 @@ import { stateGitRoutes } from '../state/index.ts';
 import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
-import { commitEdits, commonGitDir, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, startMessage, stateHead, ulidIds, type Faults, type Ids, type RecoverOptions, type RestoreResult, type SddLayout, type SnapshotVerdict, type StateCommitter } from '../store/index.ts';
+import { commitEdits, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, startMessage, refCommit, STATE_REF, ulidIds, type Faults, type Ids, type RecoverOptions, type RestoreResult, type SddLayout, type SnapshotVerdict, type StateCommitter } from '../store/index.ts';
 import { openTasks, TASK_SCHEMAS, type Tasks, type TasksDomain } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, killRequester, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
@@ -72,7 +72,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const git = createGit(o.root);
   const metrics = createMetrics();
   // /state.git serves from a mirror that holds only the state history; commits nudge it while fetches come.
-  const mirror = createStateMirror({ git, gitCommonDir: await commonGitDir(git), log: log.withTag('state'), now: clock.now });
+  const mirror = createStateMirror({ git, gitCommonDir: await git.commonDir(), log: log.withTag('state'), now: clock.now });
   const committer = createCommitter({
     layout, git, log: log.withTag('state'), clock, intervalMs: config.state.commit_interval_ms, gcEveryCommits: config.state.gc_every_commits,
     onCommit: () => mirror.nudge(), onAttempt: stateCommitMetrics(metrics.registry),
@@ -122,7 +122,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
 
   // --- cluster: before the authenticator, which asks it about the cluster secret and node tokens ---
-  const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry, killRequested: (sid) => killRequester(layout, sid), stateHead: () => stateHead(git) });
+  const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry, killRequested: (sid) => killRequester(layout, sid), stateHead: () => refCommit(git, STATE_REF) });
   // --- end cluster ---
   const authEnv = { authToken: o.env.SERVICE_AUTH_TOKEN || undefined, disabled: truthy(o.env.SERVICE_AUTH_DISABLED) || !config.auth.enabled };
   if (!authEnv.disabled && !authEnv.authToken) {
@@ -156,7 +156,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   routes.push(...partialMergeRoutes({ svc: tasks, git, layout, clock, baseBranch: () => orchestrator.baseBranch(), sessions: () => orchestrator.sessions() }));
   // --- end orchestrator ---
   // --- repo: /repo.git for cluster nodes (fetch the base, push held agent branches) ---
-  routes.push(...repoGitRoutes({ gitdir: await commonGitDir(git), base: () => orchestrator.baseBranch(), log: log.withTag('repo'), ...repoAccess(tasks) }));
+  routes.push(...repoGitRoutes({ gitdir: await git.commonDir(), base: () => orchestrator.baseBranch(), log: log.withTag('repo'), ...repoAccess(tasks) }));
   // --- end repo ---
   // --- webhooks ---
   // `trackers` is read from the config object the orchestrator updates when config.yaml changes.

@@ -10,6 +10,7 @@ import { listSegments } from '../observe/audit.ts';
 import { AuditKeyError } from '../observe/audit-key.ts';
 import { formatAuditBreak } from '../observe/audit-verify.ts';
 import { createGit } from '../store/git-cli.ts';
+import { refCommit } from '../store/git-objects.ts';
 import { STATE_REF, type SddLayout } from '../store/layout.ts';
 import { verifyChainCached } from './audit-chain.ts';
 import type { Facts } from './evidence.ts';
@@ -27,8 +28,7 @@ export async function gatherFacts(layout: SddLayout, now: number): Promise<Facts
 
 /** The commit refs/sdd/state points at, or null. */
 export async function stateHead(root: string): Promise<string | null> {
-  const r = await createGit(root).run(['rev-parse', '--verify', '-q', `${STATE_REF}^{commit}`], { allowFail: true }).catch(() => null);
-  return r && r.code === 0 ? r.stdout.trim() : null;
+  return refCommit(createGit(root), STATE_REF).catch(() => null);
 }
 
 async function auditFacts(layout: SddLayout): Promise<Facts['audit']> {

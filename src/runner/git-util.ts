@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Git } from '../store/git-cli.ts';
-import { looseRef } from '../store/git-objects.ts';
+import { refCommit } from '../store/git-objects.ts';
 
 /** The branch of session `sid`. */
 export function agentBranch(sid: string): string {
@@ -54,12 +54,8 @@ export async function checkedOutAt(git: Git, branch: string): Promise<string | n
 
 /** The commit `ref` names, or null when it does not exist. */
 export async function revParse(git: Git, ref: string, cwd?: string): Promise<string | null> {
-  // A branch's loose file, read without a git process (the merge path reads the base and the agent's branch).
-  if (!cwd && ref.startsWith('refs/heads/')) {
-    const oid = looseRef(await git.commonDir(), ref);
-    if (oid) return oid;
-  }
-  const r = await git.run(['rev-parse', '--verify', '-q', `${ref}^{commit}`], { allowFail: true, ...(cwd ? { cwd } : {}) });
+  if (!cwd) return refCommit(git, ref);
+  const r = await git.run(['rev-parse', '--verify', '-q', `${ref}^{commit}`], { allowFail: true, cwd });
   return r.code === 0 ? r.stdout.trim() : null;
 }
 

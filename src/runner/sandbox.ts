@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { Git } from '../store/git-cli.ts';
-import { commonGitDir } from '../store/git-objects.ts';
 import { worktreeAdminDir } from '../store/git-harden.ts';
 import type { SddLayout } from '../store/layout.ts';
 
@@ -126,7 +125,7 @@ export async function sandboxWrapper(deps: SandboxDeps, worktree: string, readFi
   const s = deps.sandbox;
   if (s.mode === 'none') return (argv) => [...argv];
   if (s.mode === 'unavailable' || !s.bwrap) throw new Error(`no sandbox: ${s.reason}`);
-  const commonDir = await commonGitDir(deps.git);
+  const commonDir = await deps.git.commonDir();
   const adminDir = worktreeAdminDir(commonDir, worktree);
   if (!adminDir) throw new Error(`${worktree} is not a registered worktree`);
   const plan = prepareSandbox({

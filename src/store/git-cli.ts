@@ -129,8 +129,13 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     if (drivercache.size >= 256) drivercache.delete(drivercache.keys().next().value!);
     drivercache.set(cwd, { key, drivers });
   };
-  // The root's own config files, when its git dir is `<root>/.git` itself (not a linked worktree).
-  const ownConfigFiles = async (): Promise<string[] | null> => {
+  // The repository-level config files a command in `cwd` reads: an agent worktree's (pinned), or the root's
+  // when its git dir is `<root>/.git` itself; null when not known, or when extra environment that may point
+  // git at other config is given (only CONFIG_NEUTRAL_ENV names are not).
+  const configFiles = async (cwd: string, pinned: Record<string, string> | null, env: Record<string, string> = {}): Promise<string[] | null> => {
+    if (Object.keys(env).some((k) => !CONFIG_NEUTRAL_ENV.has(k))) return null;
+    if (pinned) return [join(pinned.GIT_COMMON_DIR!, 'config'), join(pinned.GIT_DIR!, 'config.worktree')];
+    if (cwd !== root) return null;
     const dir = await commonDir().catch(() => null);
     return dir === join(root, '.git') ? [join(dir, 'config'), join(dir, 'config.worktree')] : null;
   };
@@ -144,8 +149,7 @@ export function createGit(root: string, opts: { worktreesDir?: string } = {}): G
     let drivers: string[] = [];
     if (touchesContent(args)) {
       // The repository-level config files decide the overrides: while they read the same, the last listing holds.
-      // (Extra environment that may point git at other config is never assumed: only these names are.)
-      const files = Object.keys(o.env ?? {}).some((k) => !CONFIG_NEUTRAL_ENV.has(k)) ? null : pinned ? [join(pinned.GIT_COMMON_DIR!, 'config'), join(pinned.GIT_DIR!, 'config.worktree')] : cwd === root ? await ownConfigFiles() : null;
+      const files = await configFiles(cwd, pinned, o.env);
       const key = files && configKey(files);
       const known = key !== null ? drivercache.get(cwd) : undefined;
       if (known && known.key === key) drivers = known.drivers;

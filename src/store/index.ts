@@ -15,7 +15,7 @@ export { createRecordStore, type SharedStoreOptions } from './records/shared.ts'
 export { createCommitter, type CommitterOptions } from './committer.ts';
 export type { SnapshotVerdict } from './snapshot.ts';
 export { STATE_REF } from './layout.ts';
-export { blobId, commonGitDir, looseRef, stateHead } from './git-objects.ts';
+export { blobId, refCommit } from './git-objects.ts';
 export { createBlobReader, type BlobReader } from './cat-file.ts';
 export { commitMessage, recoverMessage, startMessage, escapeControls } from './message.ts';
 export { restoreFromRef, BOARD_DIRS, type RestoreResult } from './restore.ts';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../lib/log.ts';
 import type { Git } from './git-cli.ts';
-import { stateHead } from './git-objects.ts';
+import { refCommit } from './git-objects.ts';
 import { STATE_REF } from './layout.ts';
 
 /**
@@ -70,7 +70,7 @@ export function createStateMirror(o: MirrorOptions): StateMirror {
 
   const syncOnce = async () => {
     await ensure();
-    const head = await stateHead(o.git);
+    const head = await refCommit(o.git, STATE_REF);
     if (!head || head === synced) return;
     // By id, so a ref moving meanwhile cannot make the mirror hold something else; --force follows a
     // ref someone reset. Only objects reachable from `head` travel. After the first push, no thin pack

@@ -4,7 +4,7 @@ import type { Logger } from '../lib/log.ts';
 import { BIG_FOLDER_CHANGES, bigFolders, blobOf, folderTree, treeObject, writeLooseObject } from './big-folder.ts';
 import { fileContent, type Content, type FolderTree } from './fast-import.ts';
 import type { Git } from './git-cli.ts';
-import { commonGitDir } from './git-objects.ts';
+import { refCommit } from './git-objects.ts';
 import { STATE_REF, type SddLayout } from './layout.ts';
 import { createStateGit } from './state-git.ts';
 import { commitMessage } from './message.ts';
@@ -62,10 +62,7 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
   let head: string | null = null;
   let loaded = false;
 
-  const readRef = async () => {
-    const r = await git.run(['rev-parse', '--verify', '-q', `${STATE_REF}^{commit}`], { allowFail: true });
-    return r.code === 0 ? r.stdout.trim() : null;
-  };
+  const readRef = () => refCommit(git, STATE_REF);
   const reload = async (): Promise<string | null> => {
     head = await readRef();
     loaded = true;
@@ -91,7 +88,7 @@ export function createStateWriter(opts: StateWriterOptions): StateWriter {
     const paths = batch.paths.map((p) => `.sdd/${p}`);
     const big = bigFolders(paths, opts.bigFolderChanges ?? BIG_FOLDER_CHANGES);
     if (!big.size) return { paths };
-    const objects = (objectsDir ??= join(await commonGitDir(git), 'objects'));
+    const objects = (objectsDir ??= join(await git.commonDir(), 'objects'));
     const read = content(batch);
     const before = new Map<string, Buffer | null>(); // each folder's tree in the parent, read while git is free
     for (const folder of big.keys()) before.set(folder, parent ? await folderTree(git, parent, folder) : null);
