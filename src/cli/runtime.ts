@@ -15,6 +15,7 @@ import { CliError } from './args.ts';
 import { PACKAGE_ROOT, VERSION } from './version.ts';
 import { shimReads, writeSvcShim } from './shim.ts';
 import { commitEdits, createCommitter, createGit, createStateMirror, createOwnedStore, dropJournalDeletes, errnoError, replayJournal, startMessage, refCommit, STATE_REF, ulidIds, type Faults, type Ids, type RecoverOptions, type RestoreResult, type SddLayout, type SnapshotVerdict, type StateCommitter } from '../store/index.ts';
+import type { EarlyScan } from '../store/start-scan.ts';
 import { openTasks, TASK_SCHEMAS, type Tasks, type TasksDomain } from '../tasks/index.ts';
 // --- orchestrator (agents domain) ---
 import { agentRoutes, createOrchestrator, killRequester, partialMergeRoutes, type SessionRecord } from '../agents/index.ts';
@@ -42,6 +43,8 @@ export interface RuntimeOptions {
   layout: SddLayout;
   /** What `svc up` restored from refs/sdd/state before the template (workspace.ts initSdd). */
   restored?: RestoreResult | null;
+  /** The comparison with the ref `svc up` began before loading this module (start-scan.ts scanEarly). */
+  early?: EarlyScan | null;
   config: Config;
   env: NodeJS.ProcessEnv;
   log: Logger;
@@ -91,7 +94,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const restored = new Promise<readonly string[]>((resolve) => { filesThere = resolve; });
   let judged!: (verdict: SnapshotVerdict | null) => void;
   const verdict = new Promise<SnapshotVerdict | null>((resolve) => { judged = resolve; });
-  const recovering = recoverState(layout, committer, { deletions: new Set(deleted), before: o.restored, onRestored: filesThere, snapshot: layout.boardSnapshot, onSnapshot: judged }, log);
+  const recovering = recoverState(layout, committer, { deletions: new Set(deleted), before: o.restored, early: o.early ?? null, onRestored: filesThere, snapshot: layout.boardSnapshot, onSnapshot: judged }, log);
   const restoredTasks = Promise.race([restored, recovering.then(() => [] as readonly string[])]);
   const snapshot = { file: layout.boardSnapshot, verdict: Promise.race([verdict, recovering.then(() => null)]) };
   restoredTasks.catch(() => undefined); // a failed recover fails the start where it is awaited, never unhandled

@@ -16,19 +16,18 @@ export const TEMPLATE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..
 export function checkWorkTree(workdir: string): { root: string; gitCommonDir: string } {
   const dir = resolve(workdir);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CliError(`${dir}: no such directory`);
-  let root: string;
+  // One git process (each costs ~10 ms here): the top level, the common git dir, then HEAD's commit; a
+  // folder outside a work tree fails the whole (128), a repository without a commit only the last (1).
+  let out: string;
   try {
-    root = git(dir, 'rev-parse', '--show-toplevel');
-  } catch {
+    out = git(dir, 'rev-parse', '--show-toplevel', '--git-common-dir', '--verify', '--quiet', 'HEAD^{commit}');
+  } catch (err) {
+    const { status, stdout } = err as { status?: number; stdout?: string };
+    if (status === 1 && String(stdout ?? '').trim()) throw new CliError(`${String(stdout).trim().split('\n')[0]} has no commit yet (make a first commit, then run svc again)`);
     throw new CliError(`${dir} is not a git work tree (run 'git init' and make a first commit)`);
   }
-  try {
-    git(root, 'rev-parse', '--verify', '--quiet', 'HEAD^{commit}');
-  } catch {
-    throw new CliError(`${root} has no commit yet (make a first commit, then run svc again)`);
-  }
-  const common = resolve(root, git(root, 'rev-parse', '--git-common-dir'));
-  return { root, gitCommonDir: common };
+  const [root, commonDir] = out.split('\n') as [string, string];
+  return { root, gitCommonDir: resolve(dir, commonDir) }; // relative to where git ran
 }
 
 /** What initSdd did: `.sdd` was new, and what it wrote back from refs/sdd/state (null: a live server owns the tree). */

@@ -1,5 +1,6 @@
 // Contracts of the state committer: what a commit and a start report, and the committer itself.
 import type { SnapshotVerdict } from './snapshot.ts';
+import type { EarlyScan } from './start-scan.ts';
 import type { Note } from './types.ts';
 
 export interface CommitResult {
@@ -37,6 +38,8 @@ export interface RecoverOptions {
   onRestored?: (paths: readonly string[]) => void;
   /** Compare on a thread of its own (start-scan.ts); unset: when the board is large. */
   thread?: boolean;
+  /** A comparison `svc up` began before its modules loaded (start-scan.ts scanEarly): taken when it asked the same. */
+  early?: EarlyScan | null;
   /** A snapshot of records (snapshot.ts) to judge against the files while comparing them. */
   snapshot?: string;
   /** Called with the verdict on `snapshot` (null: none, or unreadable) once the files are compared, before any commit. */

@@ -88,11 +88,12 @@ export function configKey(files: readonly string[]): string | null {
   return key;
 }
 
-export function createGit(root: string, opts: { worktreesDir?: string } = {}): Git {
+/** `commonDir`: the common git dir when the caller knows it already (else asked once, on first use). */
+export function createGit(root: string, opts: { worktreesDir?: string; commonDir?: string } = {}): Git {
   const worktreesDir = opts.worktreesDir ?? join(root, '.sdd', 'worktrees');
   const baseEnv = gitBaseEnv();
   const queue = new KeyedMutex();
-  let common: string | null = null;
+  let common: string | null = opts.commonDir ?? null;
   // stdout as text, or as bytes with `encoding` 'buffer' (stderr is always text).
   const spawnGit = <T extends string | Buffer = string>(args: string[], o: GitRunOptions, env: Record<string, string>, encoding: 'utf8' | 'buffer' = 'utf8') =>
     new Promise<GitResult<T>>((resolve) => {

@@ -1,10 +1,11 @@
 // At start, before anything reads records: every journaled change reaches its file, then the journal goes.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { appendFile, mkdir, readFile, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../lib/log.ts';
 import { replaceFileSync, writeFileAtomic } from './atomic.ts';
 import { isMissing } from './disk.ts';
-import { journalPaths, listRotated } from './journal.ts';
+import { journalPaths, listRotated, ROTATED } from './journal.ts';
 import { syncfs } from './syncfs.ts';
 import { missingLines, parseJournal, replayPlan } from './journal-plan.ts';
 import { readTail } from './jsonl.ts';
@@ -28,7 +29,7 @@ export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir
     // Kept in a file of their own until the caller has committed them (dropJournalDeletes): without
     // the journal, a file missing on disk would otherwise be restored from the ref at the next start.
     const now = [...plan.texts].filter(([rel, t]) => t === null && isCommitted(rel)).map(([rel]) => rel);
-    const all = [...new Set([...(await readDeletes(paths.deletes)), ...now])];
+    const all = [...new Set([...readJournalDeletes(layout), ...now])];
     deleted.push(...all);
     if (now.length) await writeFileAtomic(paths.deletes, JSON.stringify(all));
   }
@@ -62,14 +63,26 @@ async function appendTo(abs: string, data: string): Promise<void> {
   await appendFile(abs, data);
 }
 
+/** Whether a journal holds changes a replay would write (a crash; a clean stop leaves none). */
+export function journalPending(layout: SddLayout): boolean {
+  const paths = journalPaths(layout);
+  if ((statSync(paths.current, { throwIfNoEntry: false })?.size ?? 0) > 0) return true;
+  try {
+    return readdirSync(paths.dir).some((n) => ROTATED.test(n));
+  } catch {
+    return false;
+  }
+}
+
 /** The journaled deletes replayJournal handed over are committed: forget them. */
 export async function dropJournalDeletes(layout: SddLayout): Promise<void> {
   await unlink(journalPaths(layout).deletes).catch((err: unknown) => { if (!isMissing(err)) throw err; });
 }
 
-async function readDeletes(abs: string): Promise<string[]> {
+/** The journaled deletes a replay handed over and the state has not committed yet (relative to `.sdd`). */
+export function readJournalDeletes(layout: SddLayout): string[] {
   try {
-    const v: unknown = JSON.parse(await readFile(abs, 'utf8'));
+    const v: unknown = JSON.parse(readFileSync(journalPaths(layout).deletes, 'utf8'));
     return Array.isArray(v) ? v.filter((p): p is string => typeof p === 'string' && isCommitted(p) && !p.split('/').some((s) => s === '..' || s === '')) : [];
   } catch {
     return []; // absent, or unreadable (then nothing can be done with it)

@@ -66,10 +66,13 @@ export function journalPaths(layout: SddLayout) {
   };
 }
 
+/** A rotated journal's file name (`rotated` above). */
+export const ROTATED = /^journal\.\d{10}\.jsonl$/;
+
 /** Rotated journal file names, oldest first. */
 export async function listRotated(dir: string): Promise<string[]> {
   const all = await readdir(dir).catch(() => [] as string[]);
-  return all.filter((n) => /^journal\.\d{10}\.jsonl$/.test(n)).sort();
+  return all.filter((n) => ROTATED.test(n)).sort();
 }
 
 /**

@@ -5,11 +5,11 @@ import type { Logger } from '../lib/log.ts';
 import { blobId } from './git-objects.ts';
 import type { Git } from './git-cli.ts';
 import type { RecoverOptions, StartReport } from './committer-types.ts';
-import { isCommitted, isTaskFile, STATE_REF, type SddLayout } from './layout.ts';
+import { isCommitted, isTaskFile, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { parseLsTree, restoreMissing, type RefBlob, type RestoreResult } from './restore.ts';
 import { walkSdd, type FileStamps } from './sdd-walk.ts';
 import { readSnapshotIndex, snapshotJudge, type SnapshotVerdict } from './snapshot.ts';
-import { largeBoard, scanOnThread } from './start-scan.ts';
+import { earlyMatches, largeBoard, scanOnThread } from './start-scan.ts';
 
 export type { RefBlob } from './restore.ts';
 
@@ -52,7 +52,7 @@ export interface StartScan {
  * to commit, and the report.
  */
 export async function startDiff(layout: SddLayout, git: Git, head: string | null, o: RecoverOptions, log: Logger) {
-  const scan = (o.thread ?? largeBoard(layout)) ? await scanOnThread(layout, head, o) : await scanForStart(layout, git, head, o);
+  const scan = await startScan(layout, git, head, o);
   const { changed, missing, snapshot } = scan;
   const before = o.restored ?? { paths: [], tasks: 0, diskHadNoTasks: false };
   const again = scan.restored;
@@ -66,15 +66,27 @@ export async function startDiff(layout: SddLayout, git: Git, head: string | null
   return { changed, deletions, report, snapshot };
 }
 
+// The comparison begun early when it is the one asked for, else one on a thread for a large board, else here.
+async function startScan(layout: SddLayout, git: Git, head: string | null, o: RecoverOptions): Promise<StartScan> {
+  const early = o.early && earlyMatches(o.early, head, o) ? o.early : null;
+  if (o.early && !early) await o.early.scan.catch(() => undefined); // not the one asked for: it restores nothing after this
+  const threaded = early ?? ((o.thread ?? largeBoard(layout)) ? scanOnThread(layout, head, o) : null);
+  if (!threaded) return scanForStart(layout, git, head, o);
+  // The restored paths are told before the scan's answer is taken (promise order: attached first, run first).
+  void threaded.restored.then((paths) => o.onRestored?.(paths));
+  return threaded.scan;
+}
+
 /**
  * The comparison itself, on whichever thread calls it: the ref listed while the folders are, the missing
  * written back (`restore`, journaled `deletions` excepted), `onRestored`, then every file against the ref.
  */
-export async function scanForStart(layout: SddLayout, git: Git, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot'>): Promise<StartScan> {
+export async function scanForStart(layout: SddLayout, git: Git, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot'> & { split?: boolean }): Promise<StartScan> {
   const clean = readCleanStop(layout.stateClean, head);
   const listing = head ? listCommitted(git, head) : Promise.resolve(new Map<string, RefBlob>());
-  // The files are walked and stat'ed (after a clean stop) while git lists the ref.
-  const { files, stamps, litter } = await walkSdd(layout.sdd, { stat: clean !== null });
+  // The files are walked and stat'ed (after a clean stop) while git lists the ref; with `split` (a large
+  // board), the flat EU AI Act folder (a record per task) on a thread of its own meanwhile.
+  const { files, stamps, litter } = await walkSdd(layout.sdd, { stat: clean !== null, aside: o.split ? [relToSdd(layout, layout.euAiActDir)] : [] });
   const ref = await listing;
   const judge = o.snapshot ? snapshotFor(layout, o.snapshot, litter) : null;
   let restored: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: false };

@@ -8,6 +8,7 @@ import type { ScanJob, ScanReply } from './start-scan.ts';
 const job = workerData as ScanJob;
 const scan = await scanForStart(sddLayout(job.root), createGit(job.root), job.head, {
   restore: job.restore,
+  split: true, // the thread runs for a large board only (or when a test asks for it)
   ...(job.deletions ? { deletions: new Set(job.deletions) } : {}),
   ...(job.snapshot ? { snapshot: job.snapshot } : {}),
   onRestored: (paths) => parentPort!.postMessage({ restored: paths } satisfies ScanReply),

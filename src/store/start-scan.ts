@@ -32,18 +32,35 @@ export function largeBoard(layout: SddLayout): boolean {
   return false;
 }
 
-/** `scanForStart` on a thread of its own; `onRestored` is called on this one. */
-export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot'>): Promise<StartScan> {
+/** A comparison running on its thread: when the files are all there (restored), and what it found. */
+export interface ThreadScan { restored: Promise<readonly string[]>; scan: Promise<StartScan> }
+
+/** `scanForStart` on a thread of its own. */
+export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'snapshot'>): ThreadScan {
   const job: ScanJob = { root: layout.root, head, restore: o.restore ?? false, deletions: o.deletions ? [...o.deletions] : null, snapshot: o.snapshot ?? null };
-  return new Promise((resolve, reject) => {
+  let restoredNow!: (paths: readonly string[]) => void;
+  const restored = new Promise<readonly string[]>((resolve) => { restoredNow = resolve; });
+  const scan = new Promise<StartScan>((resolve, reject) => {
     // A small young generation, as the publisher's: the default (16 MiB semi-spaces) adds ~30 MiB of RSS at the start's peak.
     const worker = moduleWorker(import.meta.url, 'start-scan-worker', { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     worker.on('message', (m: ScanReply) => {
-      if ('restored' in m) o.onRestored?.(m.restored);
+      if ('restored' in m) restoredNow(m.restored);
       else resolve(m.scan);
     });
     worker.on('error', reject);
     // After the answer this changes nothing; before it, the thread died without one.
     worker.on('exit', (code) => reject(new Error(`the start's scan thread exited (${code}) without an answer`)));
   });
+  scan.catch(() => undefined); // surfaces where it is awaited
+  return { restored, scan };
+}
+
+/** The start's comparison begun before the server's modules load (start-early.ts). */
+export interface EarlyScan extends ThreadScan { job: Pick<ScanJob, 'head' | 'deletions' | 'snapshot'> }
+
+/** Whether `early` is the comparison these options ask for (else it is left to finish and not used). */
+export function earlyMatches(early: EarlyScan, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'snapshot'>): boolean {
+  const asked = [...(o.deletions ?? [])].sort();
+  return early.job.head === head && o.restore === true && (o.snapshot ?? null) === early.job.snapshot
+    && asked.length === (early.job.deletions ?? []).length && [...(early.job.deletions ?? [])].sort().every((d, i) => d === asked[i]);
 }

@@ -11,6 +11,7 @@ import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout, shardedRel } from '../../src/store/layout.ts';
 import { scanSdd, unchangedSince } from '../../src/store/recover.ts';
 import { parseLsTree, restoreFromRef } from '../../src/store/restore.ts';
+import { scanEarly } from '../../src/store/start-early.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -222,5 +223,45 @@ async function startAfterCrash(thread: boolean) {
 
 recover('a start after a crash restores, commits edits and journaled deletes (compared on this thread)', () => startAfterCrash(false));
 recover('a start after a crash restores, commits edits and journaled deletes (compared on the scan thread of a large board)', () => startAfterCrash(true));
+
+// `svc up` begins the comparison before its modules load (scanEarly): the restore is done by then, and the
+// recover takes that comparison's answer when it asks the same (the journaled deletes it read, the ref's head).
+recover('the comparison begun early restores before the recover runs, and the recover takes its answer', async () => {
+  const layout = sddLayout(repo.dir);
+  for (const id of ['a1', 'b2', 'c3', 'd4']) {
+    mkdirSync(dirname(layout.task(id)), { recursive: true });
+    writeFileSync(layout.task(id), `{"id":"${id}"}\n`);
+  }
+  await newCommitter().recover();
+  rmSync(layout.task('b2'));
+  writeFileSync(layout.task('a1'), '{"id":"a1","edited":true}\n');
+  rmSync(layout.task('d4'));
+  mkdirSync(layout.runtime, { recursive: true });
+  writeFileSync(join(layout.runtime, 'journal-deletes.json'), JSON.stringify(['tasks/d4/d4.json']));
+  const early = await scanEarly(layout, createGit(repo.dir), { large: true });
+  assert.ok(early, 'begun: nothing to replay');
+  assert.equal(await early.restored, ['tasks/b2/b2.json']);
+  assert.is(readFileSync(layout.task('b2'), 'utf8'), '{"id":"b2"}\n', 'restored before the recover runs');
+  assert.not.ok(existsSync(layout.task('d4')), 'a journaled delete is not restored');
+  const told: (readonly string[])[] = [];
+  const r = await newCommitter().recover({ early, restore: true, deletions: new Set(['tasks/d4/d4.json']), snapshot: layout.boardSnapshot, onRestored: (paths) => told.push(paths) });
+  assert.equal(told, [['tasks/b2/b2.json']]);
+  assert.is(r.commit?.message, 'recover: restored 1, committed 1, deleted 1 (tasks/a1/a1.json, tasks/d4/d4.json)');
+  assert.equal(refBlobs(), await diskBlobs());
+});
+
+recover('no comparison begins early while a journal holds changes to replay, nor on a small board', async () => {
+  const layout = sddLayout(repo.dir);
+  mkdirSync(dirname(layout.task('a1')), { recursive: true });
+  writeFileSync(layout.task('a1'), '{"id":"a1"}\n');
+  await newCommitter().recover();
+  assert.is(await scanEarly(layout, createGit(repo.dir)), null, 'a small board compares on the recover\'s own thread');
+  mkdirSync(layout.runtime, { recursive: true });
+  writeFileSync(join(layout.runtime, 'journal.jsonl'), '{"t":{"tasks/a1/a1.json":{"id":"a1","x":1}}}\n');
+  assert.is(await scanEarly(layout, createGit(repo.dir), { large: true }), null, 'the replay may change files first');
+  rmSync(join(layout.runtime, 'journal.jsonl'));
+  writeFileSync(join(layout.runtime, 'journal.0000000001.jsonl'), '');
+  assert.is(await scanEarly(layout, createGit(repo.dir), { large: true }), null, 'a rotated journal too');
+});
 
 recover.run();
