@@ -16,7 +16,7 @@ export function createTenantGate(deps: { layout: SddLayout; log: Logger; default
   const current = fileCache(deps.layout.tenants, parseTenants, { [DEFAULT_TENANT]: {} } as TenantMap, (err) =>
     deps.log.warn(`tenants: keeping the last good registry; ${deps.layout.tenants} is invalid: ${err.message}`));
   return {
-    scope: (bound, header, query) => resolveTenantScope({ boundTenant: bound, header, query, registry: current() }),
+    scope: (bound, header, query) => resolveTenantScope({ boundTenant: bound, header, query, registry: current }),
     checkQuota: (tenant, activeCount, adding) => checkQuota({ tenant, activeCount, adding, registry: current(), defaultMax: deps.defaultMax }),
   };
 }

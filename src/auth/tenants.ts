@@ -65,8 +65,11 @@ export interface TenantScopeInput {
   boundTenant: string | null;
   header?: string | null;
   query?: string | null;
-  /** null: no registry to check against (any well-formed name is accepted). */
-  registry: TenantMap | null;
+  /**
+   * null: no registry to check against (any well-formed name is accepted). Asked only for a tenant other
+   * than the default, which every registry holds (`withDefault`): most requests need no registry at all.
+   */
+  registry: (() => TenantMap) | null;
 }
 
 /**
@@ -83,7 +86,7 @@ export function resolveTenantScope(input: TenantScopeInput): string {
   const bound = input.boundTenant;
   const target = header ?? query ?? bound ?? DEFAULT_TENANT;
   if (bound !== null && target !== bound) throw forbidden(`tenant scope '${target}' is not accessible from '${bound}'`);
-  if (input.registry && !Object.hasOwn(input.registry, target)) throw notFound(`unknown tenant '${target}'`);
+  if (target !== DEFAULT_TENANT && input.registry && !Object.hasOwn(input.registry(), target)) throw notFound(`unknown tenant '${target}'`);
   return target;
 }
 

@@ -31,7 +31,8 @@ async function httpErrorAsync(p: Promise<unknown>): Promise<HttpError> {
   throw new Error('expected an HttpError');
 }
 
-const registry: TenantMap = { default: {}, acme: { max_tasks: 3 }, beta: {} };
+const tenantMap: TenantMap = { default: {}, acme: { max_tasks: 3 }, beta: {} };
+const registry = () => tenantMap;
 
 const Registry = suite('tenant registry file');
 
@@ -106,6 +107,8 @@ Scope('an unknown tenant is 404; nothing named means the bound tenant, else defa
   const e = httpError(() => resolveTenantScope({ boundTenant: null, query: 'ghost', registry }));
   assert.equal([e.status, e.body()], [404, { detail: "unknown tenant 'ghost'" }]);
   assert.is(resolveTenantScope({ boundTenant: null, registry }), 'default');
+  // Every registry holds the default tenant: a request in it does not read tenants.json (a stat per request).
+  assert.is(resolveTenantScope({ boundTenant: null, registry: () => { throw new Error('the registry was read'); } }), 'default');
   assert.is(resolveTenantScope({ boundTenant: 'acme', registry }), 'acme');
   assert.is(resolveTenantScope({ boundTenant: 'acme', header: 'acme', query: 'acme', registry }), 'acme');
   assert.is(resolveTenantScope({ boundTenant: null, header: ' Beta ', registry }), 'beta');
@@ -121,25 +124,25 @@ Scope('header and query naming different tenants is 422', () => {
 const Quota = suite('tenant quota');
 
 Quota('exactly max_tasks active is allowed, one more is 429 saying how to raise the quota, with no Retry-After', () => {
-  checkQuota({ tenant: 'acme', activeCount: 2, adding: 1, registry });
-  const e = httpError(() => checkQuota({ tenant: 'acme', activeCount: 3, adding: 1, registry }));
+  checkQuota({ tenant: 'acme', activeCount: 2, adding: 1, registry: tenantMap });
+  const e = httpError(() => checkQuota({ tenant: 'acme', activeCount: 3, adding: 1, registry: tenantMap }));
   assert.equal([e.status, e.body(), e.headers], [429, {
     detail: "Tenant 'acme' has reached max_tasks limit (3); finish or cancel tasks, or raise it: svc tenant set acme --max-tasks 6",
   }, {}]);
 });
 
 Quota('a batch counts every task it would create', () => {
-  checkQuota({ tenant: 'acme', activeCount: 0, adding: 3, registry });
-  assert.is(httpError(() => checkQuota({ tenant: 'acme', activeCount: 0, adding: 4, registry })).status, 429);
-  assert.is(httpError(() => checkQuota({ tenant: 'acme', activeCount: 1, adding: 3, registry })).status, 429);
+  checkQuota({ tenant: 'acme', activeCount: 0, adding: 3, registry: tenantMap });
+  assert.is(httpError(() => checkQuota({ tenant: 'acme', activeCount: 0, adding: 4, registry: tenantMap })).status, 429);
+  assert.is(httpError(() => checkQuota({ tenant: 'acme', activeCount: 1, adding: 3, registry: tenantMap })).status, 429);
 });
 
 Quota('a tenant without max_tasks gets the configured default, else 1000', () => {
-  checkQuota({ tenant: 'beta', activeCount: 999, adding: 1, registry });
-  assert.match(httpError(() => checkQuota({ tenant: 'beta', activeCount: 1000, adding: 1, registry })).detail,
+  checkQuota({ tenant: 'beta', activeCount: 999, adding: 1, registry: tenantMap });
+  assert.match(httpError(() => checkQuota({ tenant: 'beta', activeCount: 1000, adding: 1, registry: tenantMap })).detail,
     "Tenant 'beta' has reached max_tasks limit (1000);");
-  checkQuota({ tenant: 'beta', activeCount: 9, adding: 1, registry, defaultMax: 10 });
-  assert.is(httpError(() => checkQuota({ tenant: 'beta', activeCount: 10, adding: 1, registry, defaultMax: 10 })).status, 429);
+  checkQuota({ tenant: 'beta', activeCount: 9, adding: 1, registry: tenantMap, defaultMax: 10 });
+  assert.is(httpError(() => checkQuota({ tenant: 'beta', activeCount: 10, adding: 1, registry: tenantMap, defaultMax: 10 })).status, 429);
 });
 
 const Gate = suite('tenant gate (what the server asks on each request)');
