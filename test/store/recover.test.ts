@@ -199,9 +199,8 @@ recover('after a clean stop the next start takes unchanged files from the ref by
   assert.equal(refBlobs(), await diskBlobs());
 });
 
-// A start after a crash: one task file deleted by hand (restored), one edited (committed), one a journaled
-// delete removed (committed as deleted); the same on this thread and on the scan thread of a large board.
-async function startAfterCrash(thread: boolean) {
+// Four tasks committed, then while down: b2 deleted by hand, a1 edited, d4 removed by a journaled delete.
+async function crashScene() {
   const layout = sddLayout(repo.dir);
   for (const id of ['a1', 'b2', 'c3', 'd4']) {
     mkdirSync(dirname(layout.task(id)), { recursive: true });
@@ -211,6 +210,13 @@ async function startAfterCrash(thread: boolean) {
   rmSync(layout.task('b2'));
   writeFileSync(layout.task('a1'), '{"id":"a1","edited":true}\n');
   rmSync(layout.task('d4'));
+  return layout;
+}
+
+// A start after a crash: one task file deleted by hand (restored), one edited (committed), one a journaled
+// delete removed (committed as deleted); the same on this thread and on the scan thread of a large board.
+async function startAfterCrash(thread: boolean) {
+  const layout = await crashScene();
   const events: string[] = [];
   const r = await newCommitter().recover({ thread, restore: true, deletions: new Set(['tasks/d4/d4.json']), onRestored: () => events.push(`restored: b2 ${existsSync(layout.task('b2')) ? 'there' : 'missing'}`) });
   events.push('done');
@@ -227,15 +233,7 @@ recover('a start after a crash restores, commits edits and journaled deletes (co
 // `svc up` begins the comparison before its modules load (scanEarly): the restore is done by then, and the
 // recover takes that comparison's answer when it asks the same (the journaled deletes it read, the ref's head).
 recover('the comparison begun early restores before the recover runs, and the recover takes its answer', async () => {
-  const layout = sddLayout(repo.dir);
-  for (const id of ['a1', 'b2', 'c3', 'd4']) {
-    mkdirSync(dirname(layout.task(id)), { recursive: true });
-    writeFileSync(layout.task(id), `{"id":"${id}"}\n`);
-  }
-  await newCommitter().recover();
-  rmSync(layout.task('b2'));
-  writeFileSync(layout.task('a1'), '{"id":"a1","edited":true}\n');
-  rmSync(layout.task('d4'));
+  const layout = await crashScene();
   mkdirSync(layout.runtime, { recursive: true });
   writeFileSync(join(layout.runtime, 'journal-deletes.json'), JSON.stringify(['tasks/d4/d4.json']));
   const early = await scanEarly(layout, createGit(repo.dir), { large: true });
