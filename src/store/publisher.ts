@@ -38,7 +38,7 @@ export interface PublisherOptions {
   timers?: Timers;
   /** Called after lines reached `abs` (mark it for the state commit), once per line with its note. */
   appended?(abs: string, note: Note | undefined): void;
-  /** Backlog at which `room()` starts to wait (default 20,000). */
+  /** Backlog at which `room()` starts to wait (default 5,000; a bulk create runs at it: 20,000 kept ~15 MiB more, bench/README.md). */
   highWater?: number;
   /** A text waits this long (default 50 ms), so a record written again soon after costs one file write. */
   delayMs?: number;
@@ -52,7 +52,7 @@ type Waiter = { seq: number; resolve(): void; reject(err: unknown): void };
 export function createPublisher(o: PublisherOptions): Publisher {
   const timers = o.timers ?? systemTimers;
   const chunk = 256; // files per message to the thread
-  const { highWater = 20_000, delayMs = 50 } = o;
+  const { highWater = 5_000, delayMs = 50 } = o;
   const texts = new Map<string, Text>();
   const queued = new Map<string, Line[]>();
   const thread = createPublishThread();
