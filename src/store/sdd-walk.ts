@@ -37,6 +37,7 @@ export interface WalkOptions {
 /** Walk `base` (runtime/secrets/worktrees skipped early), then stat every file found when `stat` is set. */
 export async function walkSdd(base: string, o: WalkOptions = {}): Promise<SddWalk> {
   const helper = o.aside?.length ? walkOnThread(base, { stat: o.stat ?? false, roots: o.aside }) : null;
+  helper?.catch(() => undefined); // awaited below; unhandled only if this walk throws first
   const skip = new Set(o.aside);
   const files: string[] = [];
   const litter: string[] = [];
