@@ -99,19 +99,16 @@ async function svcPrepare(server: SvcServer, n: number): Promise<number> {
   return (Date.now() - t0) / 1000;
 }
 
-/** svc at N ≤ 10k: a fresh server and queue per run; `fused`: one request per cycle (complete?next=). */
-async function svcCell(n: number, w: number, fused = false): Promise<void> {
-  const { runs, cap } = planFor(n, w);
-  for (let i = 0; i < runs; i++) {
-    const server = await svcServer();
-    try {
-      const seedS = await svcPrepare(server, n);
-      const r = await svcLoop(server, ROLE, w, cap, fused);
-      const settleS = await settleSeconds(server);
-      record(fused ? 'svc-fused' : 'svc', n, w, r, await peakRssMiB(server.pid), seedS, fused ? 'complete?next=' : '', settleS);
-    } finally {
-      await server.stop();
-    }
+/** One svc run at N ≤ 10k: a fresh server and queue; `fused`: one request per cycle (complete?next=). */
+async function svcRun(n: number, w: number, fused = false): Promise<void> {
+  const server = await svcServer();
+  try {
+    const seedS = await svcPrepare(server, n);
+    const r = await svcLoop(server, ROLE, w, planFor(n, w).cap, fused);
+    const settleS = await settleSeconds(server);
+    record(fused ? 'svc-fused' : 'svc', n, w, r, await peakRssMiB(server.pid), seedS, fused ? 'complete?next=' : '', settleS);
+  } finally {
+    await server.stop();
   }
 }
 
@@ -138,28 +135,38 @@ async function svcBigCell(n: number, ws: number[]): Promise<void> {
   }
 }
 
-/** BullMQ: a fresh redis-server per measured loop (its VmHWM is that loop's), warm-up queue first, same plan as svc. */
-async function bullCell(n: number, ws: number[], persistence: RedisPersistence): Promise<void> {
+/** One BullMQ run: a fresh redis-server (its VmHWM is this loop's), warm-up queue first, the same plan as svc. */
+async function bullRun(n: number, w: number, persistence: RedisPersistence): Promise<void> {
   const system: System = persistence === 'none' ? 'bullmq' : 'bullmq-aof';
-  const plans = ws.map((w) => ({ w, ...planFor(n, w) }));
-  for (let i = 0; i < Math.max(...plans.map((p) => p.runs)); i++) {
-    for (const p of plans.filter((x) => i < x.runs)) {
-      const redis = await startRedis(persistence);
-      try {
-        const connection = { host: '127.0.0.1', port: redis.port };
-        const warm = new Queue('warmup', { connection });
-        const queue = new Queue('bench', { connection });
-        const w = await bullmqSteps(warm.name, redis.port, WARMUP_WORKERS);
-        await seedJobs(warm, WARMUP);
-        await runLoop(w.steps as CycleSteps<unknown>, WARMUP_WORKERS).finally(w.close);
-        const seedS = await seedJobs(queue, n);
-        const b = await bullmqSteps(queue.name, redis.port, p.w);
-        const r = await runLoop(b.steps as CycleSteps<unknown>, p.w, p.cap).finally(b.close);
-        record(system, n, p.w, r, await peakRssMiB(redis.pid), seedS, persistence === 'none' ? '' : 'appendfsync always');
-        await Promise.all([warm.close(), queue.close()]);
-      } finally {
-        await redis.stop();
-      }
+  const redis = await startRedis(persistence);
+  try {
+    const connection = { host: '127.0.0.1', port: redis.port };
+    const warm = new Queue('warmup', { connection });
+    const queue = new Queue('bench', { connection });
+    const wu = await bullmqSteps(warm.name, redis.port, WARMUP_WORKERS);
+    await seedJobs(warm, WARMUP);
+    await runLoop(wu.steps as CycleSteps<unknown>, WARMUP_WORKERS).finally(wu.close);
+    const seedS = await seedJobs(queue, n);
+    const b = await bullmqSteps(queue.name, redis.port, w);
+    const r = await runLoop(b.steps as CycleSteps<unknown>, w, planFor(n, w).cap).finally(b.close);
+    record(system, n, w, r, await peakRssMiB(redis.pid), seedS, persistence === 'none' ? '' : 'appendfsync always');
+    await Promise.all([warm.close(), queue.close()]);
+  } finally {
+    await redis.stop();
+  }
+}
+
+/**
+ * N ≤ 10k: the runs of every system interleaved (run i of svc, svc-fused, BullMQ and BullMQ with
+ * `appendfsync always` at each W, then run i + 1), so a ratio compares loops minutes apart, not a shared
+ * machine's quiet quarter of an hour with its busy one.
+ */
+async function smallCells(n: number, redis: boolean): Promise<void> {
+  for (let i = 0; i < RUNS; i++) {
+    for (const w of WORKERS) {
+      await svcRun(n, w);
+      if (FUSED) await svcRun(n, w, true);
+      if (redis) { await bullRun(n, w, 'none'); await bullRun(n, w, 'aof-always'); }
     }
   }
 }
@@ -215,10 +222,9 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   try {
     for (const n of SIZES) {
-      if (n > HEADLINE.n) await svcBigCell(n, WORKERS);
-      else for (const w of WORKERS) { await svcCell(n, w); if (FUSED) await svcCell(n, w, true); }
-      if (redisVer) await bullCell(n, WORKERS, 'none');
-      if (redisVer) await bullCell(n, WORKERS, 'aof-always');
+      if (n <= HEADLINE.n) { await smallCells(n, Boolean(redisVer)); continue; }
+      await svcBigCell(n, WORKERS);
+      if (redisVer) for (const persistence of ['none', 'aof-always'] as const) for (const w of WORKERS) await bullRun(n, w, persistence);
     }
     printResults(redisVer);
     console.log(`total ${num((Date.now() - t0) / 1000)} s`);
