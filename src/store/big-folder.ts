@@ -9,6 +9,7 @@ import { link, mkdir, open, rm } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { deflate } from 'node:zlib';
+import { batchHeader } from './cat-file.ts';
 import { readFully } from './disk.ts';
 import { blobId } from './git-objects.ts';
 import { release, type Content } from './fast-import.ts';
@@ -96,10 +97,10 @@ function beforeEntry(key: Buffer, tree: Buffer, from: number, to: number, folder
 export async function folderTree(git: Git, parent: string, folder: string): Promise<Buffer | null> {
   const out = await git.bytes(['cat-file', '--batch'], { input: `${parent}:${folder}\n` });
   const nl = out.indexOf(0x0a);
-  const header = out.toString('utf8', 0, nl < 0 ? out.length : nl).split(' ');
-  if (header.at(-1) === 'missing') return null;
-  if (header[1] !== 'tree') throw new Error(`${folder} in ${parent} is a ${header[1]}, not a folder`);
-  const size = Number(header[2]);
+  const header = batchHeader(out.toString('utf8', 0, nl < 0 ? out.length : nl));
+  if (!header) return null;
+  if (header.type !== 'tree') throw new Error(`${folder} in ${parent} is a ${header.type}, not a folder`);
+  const { size } = header;
   if (out.length < nl + 1 + size) throw new Error(`git cat-file cut ${folder}'s tree short`);
   return out.subarray(nl + 1, nl + 1 + size);
 }

@@ -9,6 +9,13 @@ export interface BlobReader {
   close(): void;
 }
 
+/** The header line of one `git cat-file --batch` answer: the object's type and size, or null (missing, ambiguous). */
+export function batchHeader(line: string): { type: string; size: number } | null {
+  if (line.endsWith(' missing') || line.endsWith(' ambiguous')) return null;
+  const [, type, size] = line.split(' ');
+  return { type: type!, size: Number(size) };
+}
+
 /** A reader over the repository at `root` (started on first use). */
 export function createBlobReader(root: string): BlobReader {
   let child: ReturnType<typeof spawn> | null = null;
@@ -25,13 +32,13 @@ export function createBlobReader(root: string): BlobReader {
     for (;;) {
       const nl = buf.indexOf(0x0a);
       if (nl < 0 || !waiting.length) return;
-      const header = buf.subarray(0, nl).toString('utf8');
-      if (header.endsWith(' missing') || header.endsWith(' ambiguous')) {
+      const header = batchHeader(buf.subarray(0, nl).toString('utf8'));
+      if (!header) {
         buf = buf.subarray(nl + 1);
         waiting.shift()!.resolve(null);
         continue;
       }
-      const size = Number(header.split(' ')[2]);
+      const { size } = header;
       need = nl + 1 + size + 1;
       if (buf.length < need) return;
       need = 0;
