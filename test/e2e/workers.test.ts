@@ -199,7 +199,10 @@ T('a long poll claims at once and SIGTERM cuts it short; a kill on the server st
   const killed = startWorker(dir, slow);
   workers.push(killed);
   const sessions = join(dir, '.sdd', 'runtime', 'worker', 'sessions');
-  await until('its long poll waiting, with its record saved', async () => readdirSync(sessions).length === 1);
+  // A record is saved as `<sid>.json.tmp` renamed into place: a SIGKILL between the two leaves only the temp
+  // file, which is no record (the run that saw it here waited 90 s for it to be dropped).
+  const records = () => readdirSync(sessions).filter((f) => f.endsWith('.json'));
+  await until('its long poll waiting, with its record saved', async () => records().length === 1);
   await killed.stop('SIGKILL');
   const node = JSON.parse(readFileSync(join(dir, '.sdd', 'runtime', 'worker', 'node.json'), 'utf8')) as { id: string; token: string };
   const task = (await s!.api('POST', '/tasks', { title: 'claimed before a crash', role: 'backend' })).body.id as string;
@@ -208,13 +211,13 @@ T('a long poll claims at once and SIGTERM cuts it short; a kill on the server st
   record('backend-0000dead');
   const claim = await s!.api('GET', '/tasks/next/backend?claimed_by_session=backend-c1a1c1a1', undefined, { authorization: `Bearer ${node.token}` });
   assert.equal([claim.status, claim.body.id, claim.body.node_id], [200, task, node.id]);
-  const left = readdirSync(sessions);
+  const left = records();
   assert.is(left.length, 3, `the two records and the one of the long poll the SIGKILL cut: ${left.join(', ')}`);
   const again = startWorker(dir, slow);
   workers.push(again);
   await until('the claimed task run and closed', async () => (await statuses([task]))[0].status === 'closed', 60_000);
   assert.match(again.output(), `its claim of task ${task} went through`);
-  await until('claims the server never made dropped', async () => readdirSync(sessions).every((f) => !left.includes(f)));
+  await until('claims the server never made dropped', async () => records().every((f) => !left.includes(f)));
   assert.is((await statuses([task]))[0].claim_count, 1, 'run by the session that claimed it');
 });
 
