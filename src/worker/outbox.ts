@@ -1,7 +1,8 @@
 // Reports that must reach the server (complete, fail, release, block): written to `.sdd/runtime/outbox/<sid>.json`
 // before they are sent, replayed until the server answers. A fenced answer (409: the task is no longer
 // this node's) is final and logged, like every other answer that a retry cannot change.
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { writeFileAtomic } from '../store/atomic.ts';
 import { join } from 'node:path';
 import { isValidId } from '../store/ids.ts';
 import type { Answer } from './client.ts';
@@ -44,12 +45,10 @@ export class Outbox {
     return join(this.dir, `${sid}.json`);
   }
 
-  /** Keep a report durably (temp file + rename), replacing an earlier one of the session. */
+  /** Keep a report durably (temp file, fsync, rename, folder fsync), replacing an earlier one of the session. */
   async put(r: Report): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = `${this.path(r.session_id)}.tmp`;
-    await writeFile(tmp, JSON.stringify(r, null, 2) + '\n', { mode: 0o600, flush: true });
-    await rename(tmp, this.path(r.session_id));
+    await writeFileAtomic(this.path(r.session_id), JSON.stringify(r, null, 2) + '\n', { mode: 0o600 });
   }
 
   async drop(sid: string): Promise<void> {

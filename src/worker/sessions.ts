@@ -1,6 +1,7 @@
 // The worker's agent sessions: one record per claimed task under `.sdd/runtime/worker/sessions/`, kept
 // until its report is in the outbox, so a worker killed at any point finds every session at restart.
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { writeFileAtomic } from '../store/atomic.ts';
 import { join } from 'node:path';
 import { decideSession } from '../agents/index.ts';
 import { isValidId } from '../store/ids.ts';
@@ -66,9 +67,7 @@ export class SessionFiles {
 
   async save(s: WorkerSession): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = `${this.path(s.session_id)}.tmp`;
-    await writeFile(tmp, JSON.stringify(s, null, 2) + '\n', { mode: 0o600, flush: true });
-    await rename(tmp, this.path(s.session_id));
+    await writeFileAtomic(this.path(s.session_id), JSON.stringify(s, null, 2) + '\n', { mode: 0o600 });
   }
 
   async remove(sid: string): Promise<void> {
