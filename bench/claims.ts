@@ -29,6 +29,7 @@ const HEADLINE = { n: 10_000, w: 32 };
 // cycles/s at N = 10k, W = 1 before write path v2 (issue 12): one datasync per change, not three.
 const BASELINE_W1 = Number(process.env.BENCH_BASELINE_W1 ?? 331);
 let startSeconds: number | undefined;
+let startRssMiB: number | undefined; // the restarted server's VmHWM once it listens (the start's own peak)
 // Decided once, so every cell runs the same build even if src/ changes during the run.
 const COMMAND = serverCommand(process.env.BENCH_SERVER);
 const ROLE = 'bench';
@@ -128,7 +129,8 @@ async function svcBigCell(n: number, ws: number[]): Promise<void> {
     const t0 = Date.now();
     const again = await startSvc({ repo: server.repo, command: COMMAND });
     startSeconds = (Date.now() - t0) / 1000;
-    progress(`svc restart with ${num(n)} tasks: ${num(startSeconds, 2)} s until it listens`);
+    startRssMiB = await peakRssMiB(again.pid);
+    progress(`svc restart with ${num(n)} tasks: ${num(startSeconds, 2)} s until it listens, peak RSS ${num(startRssMiB)} MiB`);
     await again.stop();
   } finally {
     await server.stop();
@@ -210,7 +212,7 @@ function printTargets(): void {
   if (fusedHead) console.log(`  N = 10k, W = 32, fused (complete?next=): ${num(cps(fusedHead))} cycles/s (target ≥ 5,000: ${check(cps(fusedHead) >= 5000)}), p99 ${num(p(fusedHead, 99), 1)} ms (target < 20: ${check(p(fusedHead, 99) < 20)})`);
   for (const c of [head, fusedHead]) if (c && aof) console.log(`  ${c.system} / BullMQ appendfsync always at N = 10k, W = 32: ${num(cps(c) / cps(aof), 2)}× (goal ≥ 1.0×)`);
   if (big) console.log(`  N = 100k: peak RSS ${num(Math.max(...cells.filter((c) => c.system === 'svc' && c.n === 100_000).flatMap((c) => c.rss)))} MiB (target < 300: ${check(Math.max(...cells.filter((c) => c.system === 'svc' && c.n === 100_000).flatMap((c) => c.rss)) < 300)})`);
-  if (startSeconds !== undefined) console.log(`  start with 100k tasks: ${num(startSeconds, 2)} s until it listens (target < 3: ${check(startSeconds < 3)})`);
+  if (startSeconds !== undefined) console.log(`  start with 100k tasks: ${num(startSeconds, 2)} s until it listens (target < 3: ${check(startSeconds < 3)}); the start's own peak RSS ${num(startRssMiB ?? NaN)} MiB`);
   console.log(`  load average at the end of the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (the machine is shared: figures move with it)`);
 }
 

@@ -5,7 +5,8 @@ import type { Git } from './git-cli.ts';
 import { isLargeLog, repack, runGc } from './git-upkeep.ts';
 import { isCommitted, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { recoverMessage } from './message.ts';
-import { markCleanStop, startDiff } from './recover.ts';
+import { markCleanStop } from './clean-stop.ts';
+import { startDiff } from './recover.ts';
 import { createStateWriter, type Batch, type StateWriterOptions } from './state-writer.ts';
 import type { CommitResult, Note, RecoverOptions, RecoverResult, StateCommitter } from './types.ts';
 

@@ -1,33 +1,16 @@
-import { readFileSync, rmSync, statSync, type Stats } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import type { Logger } from '../lib/log.ts';
+import { readCleanStop, unchangedSince, type CleanStop } from './clean-stop.ts';
 import { blobId } from './git-objects.ts';
 import type { Git } from './git-cli.ts';
 import type { RecoverOptions, StartReport } from './committer-types.ts';
 import { isCommitted, isTaskFile, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
-import { parseLsTree, restoreMissing, type RefBlob, type RestoreResult } from './restore.ts';
+import { parseLsTree, restoreMissing, sddPathsExcept, topLevelArgs, type RefBlob, type RestoreResult } from './restore.ts';
 import { walkSdd, type FileStamps } from './sdd-walk.ts';
 import { readSnapshotIndex, snapshotJudge, type SnapshotVerdict } from './snapshot.ts';
 import { earlyMatches, largeBoard, scanOnThread } from './start-scan.ts';
 
 export type { RefBlob } from './restore.ts';
-
-/** A clean stop: `head` was committed after every file was written, at `at` (the marker's mtime, ms). */
-export interface CleanStop { head: string; at: number }
-
-// Timestamps come from the kernel's coarse clock and a clock may be set back a little: a file changed
-// within this long before a clean stop is read again, never trusted.
-const RACY_MS = 2000;
-
-/**
- * A file is as the ref holds it, without reading it: the last stop was clean at the ref's head, the file
- * has the blob's size, and neither its content (mtime) nor its inode (ctime, which no tool can set back)
- * changed since. Any edit while the server was down moves one of them.
- */
-export function unchangedSince(st: Pick<Stats, 'size' | 'mtimeMs' | 'ctimeMs'>, blob: RefBlob | undefined, clean: CleanStop | null): boolean {
-  return clean !== null && blob !== undefined && blob.size === st.size && Math.max(st.mtimeMs, st.ctimeMs) < clean.at - RACY_MS;
-}
 
 /** Committed files under `.sdd` on disk: path relative to `.sdd` → git blob id (read and hashed, or vouched for as below). */
 export async function scanSdd(layout: SddLayout, trust: { ref: ReadonlyMap<string, RefBlob>; clean: CleanStop | null } = { ref: new Map(), clean: null }): Promise<Map<string, string>> {
@@ -80,13 +63,16 @@ async function startScan(layout: SddLayout, git: Git, head: string | null, o: Re
 /**
  * The comparison itself, on whichever thread calls it: the ref listed while the folders are, the missing
  * written back (`restore`, journaled `deletions` excepted), `onRestored`, then every file against the ref.
+ * With `split` (a large board), the flat EU AI Act folder (a record per task) is compared on a thread of its
+ * own meanwhile: its half of the ref listed, walked, stat'ed, restored, compared. `under`: that folder only.
  */
-export async function scanForStart(layout: SddLayout, git: Git, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot'> & { split?: boolean }): Promise<StartScan> {
+export async function scanForStart(layout: SddLayout, git: Git, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot'> & { split?: boolean; under?: string }): Promise<StartScan> {
   const clean = readCleanStop(layout.stateClean, head);
-  const listing = head ? listCommitted(git, head) : Promise.resolve(new Map<string, RefBlob>());
-  // The files are walked and stat'ed (after a clean stop) while git lists the ref; with `split` (a large
-  // board), the flat EU AI Act folder (a record per task) on a thread of its own meanwhile.
-  const { files, stamps, litter } = await walkSdd(layout.sdd, { stat: clean !== null, aside: o.split ? [relToSdd(layout, layout.euAiActDir)] : [] });
+  const aside = o.split ? relToSdd(layout, layout.euAiActDir) : undefined;
+  const part = aside ? scanOnThread(layout, head, { restore: o.restore, deletions: o.deletions, under: aside }) : null;
+  part?.restored.catch(() => undefined); // awaited below, as is the answer
+  const listing = head ? listCommitted(git, head, { under: o.under, skip: aside }) : Promise.resolve(new Map<string, RefBlob>());
+  const { files, stamps, litter } = await walkSdd(layout.sdd, { stat: clean !== null, roots: o.under ? [o.under] : undefined, skip: aside ? [aside] : undefined });
   const ref = await listing;
   const judge = o.snapshot ? snapshotFor(layout, o.snapshot, litter) : null;
   let restored: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: false };
@@ -99,9 +85,19 @@ export async function scanForStart(layout: SddLayout, git: Git, head: string | n
       for (const rel of restored.paths) judge.see(rel, oids.get(rel)!);
     }
   }
-  o.onRestored?.(restored.paths);
+  // Every file is there once the other thread has restored its folder too.
+  const theirs = part ? await Promise.race([part.restored, part.scan.then((s) => s.restored.paths)]) : [];
+  o.onRestored?.(theirs.length ? [...restored.paths, ...theirs] : restored.paths);
   const { changed, missing } = await diffWithRef(layout, ref, clean, files, judge?.see, stamps);
-  return { changed, missing, restored, snapshot: judge?.verdict() ?? null };
+  const own: StartScan = { changed, missing, restored, snapshot: judge?.verdict() ?? null };
+  return part ? joinScans(own, await part.scan) : own;
+}
+
+// The comparison of the whole tree from this thread's and the other's (which holds no task file).
+function joinScans(own: StartScan, other: StartScan): StartScan {
+  for (const [rel, oid] of other.changed) own.changed.set(rel, oid);
+  const restored = { ...own.restored, paths: own.restored.paths.concat(other.restored.paths) };
+  return { changed: own.changed, missing: own.missing.concat(other.missing), restored, snapshot: own.snapshot };
 }
 
 // The judge of the snapshot the board loads from (null: unreadable, it loads without). Its prefix's folders are
@@ -167,32 +163,10 @@ const stampOf = (s: FileStamps, k: number) => ({ size: s.size[k]!, mtimeMs: s.ch
 /** The regular files under `.sdd` whose path is committed (relative to `.sdd`). */
 export const listSddFiles = async (layout: SddLayout): Promise<string[]> => (await walkSdd(layout.sdd)).files;
 
-/** Blobs under `.sdd/` in commit `head`: path relative to `.sdd` → blob id and size. */
-export async function listCommitted(git: Git, head: string): Promise<Map<string, RefBlob>> {
-  const { stdout } = await git.run(['ls-tree', '-r', '-z', '-l', '--full-tree', head, '--', '.sdd']);
+/** Blobs under `.sdd/` in commit `head` (`under`: in that top-level folder only; `skip`: not in that one): path relative to `.sdd` → blob id and size. */
+export async function listCommitted(git: Git, head: string, o: { under?: string; skip?: string } = {}): Promise<Map<string, RefBlob>> {
+  const paths = o.under ? [`.sdd/${o.under}`] : o.skip ? sddPathsExcept((await git.run(topLevelArgs(head))).stdout, [o.skip]) : ['.sdd'];
+  if (!paths.length) return new Map();
+  const { stdout } = await git.run(['ls-tree', '-r', '-z', '-l', '--full-tree', head, '--', ...paths]);
   return parseLsTree(stdout);
-}
-
-/** The clean stop recorded in `file` (its mtime is when), if it names `head`; else null (a crash, or the ref moved since). */
-export function readCleanStop(file: string, head: string | null): CleanStop | null {
-  try {
-    const c = JSON.parse(readFileSync(file, 'utf8')) as { head?: unknown };
-    return head !== null && c.head === head ? { head, at: statSync(file).mtimeMs } : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Record a clean stop: every file this server wrote is in the ref at `head` and nothing writes any more.
- * The marker's own mtime (the file system's clock, as the files' times) says since when.
- */
-export async function markCleanStop(layout: SddLayout, head: string | null, log: Logger): Promise<void> {
-  if (!head) return;
-  try {
-    await mkdir(dirname(layout.stateClean), { recursive: true });
-    await writeFile(layout.stateClean, JSON.stringify({ head }) + '\n');
-  } catch (err) {
-    log.warn('clean stop not recorded: the next start reads every file', { err: (err as Error).message });
-  }
 }

@@ -83,14 +83,18 @@ function folderNames(sdd: string): (rel: string) => boolean {
 
 /** Blobs under `.sdd/` in commit `head` (minus the top-level folders `skipDirs`): path relative to `.sdd` and blob id. */
 function listBlobs(root: string, head: string, skipDirs: readonly string[]): { rel: string; oid: string }[] {
-  let paths = ['.sdd'];
-  if (skipDirs.length) {
-    const top = gitSync(root, ['ls-tree', '-z', '--name-only', '--full-tree', head, '--', '.sdd/'])!.toString('utf8').split('\0').filter(Boolean);
-    paths = top.filter((p) => !skipDirs.includes(p.slice(5)));
-    if (!paths.length) return [];
-  }
+  const paths = skipDirs.length ? sddPathsExcept(gitSync(root, topLevelArgs(head))!.toString('utf8'), skipDirs) : ['.sdd'];
+  if (!paths.length) return [];
   const listed = parseLsTree(gitSync(root, ['ls-tree', '-r', '-z', '--full-tree', head, '--', ...paths])!.toString('utf8'));
   return [...listed].map(([rel, b]) => ({ rel, oid: b.oid }));
+}
+
+/** `git` arguments listing the top level of `.sdd` in commit `head` (read by sddPathsExcept). */
+export const topLevelArgs = (head: string) => ['ls-tree', '-z', '--name-only', '--full-tree', head, '--', '.sdd/'];
+
+/** What to list of `.sdd` (the output of topLevelArgs) when its top-level folders `skipDirs` are not listed. */
+export function sddPathsExcept(topLevel: string, skipDirs: readonly string[]): string[] {
+  return topLevel.split('\0').filter((p) => p && !skipDirs.includes(p.slice(5)));
 }
 
 /** A blob of the ref: its id and size (NaN when the listing was made without `-l`). */

@@ -8,7 +8,8 @@ import type { ScanJob, ScanReply } from './start-scan.ts';
 const job = workerData as ScanJob;
 const scan = await scanForStart(sddLayout(job.root), createGit(job.root), job.head, {
   restore: job.restore,
-  split: true, // the thread runs for a large board only (or when a test asks for it)
+  // The thread runs for a large board only (or when a test asks for it): it hands the EU AI Act folder to a thread of its own.
+  ...(job.under ? { under: job.under } : { split: true }),
   ...(job.deletions ? { deletions: new Set(job.deletions) } : {}),
   ...(job.snapshot ? { snapshot: job.snapshot } : {}),
   onRestored: (paths) => parentPort!.postMessage({ restored: paths } satisfies ScanReply),

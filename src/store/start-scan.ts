@@ -9,7 +9,7 @@ import type { SddLayout } from './layout.ts';
 import type { StartScan } from './recover.ts';
 
 /** What the thread is asked: `scanForStart` over the tree at `root`. */
-export interface ScanJob { root: string; head: string | null; restore: boolean; deletions: string[] | null; snapshot: string | null }
+export interface ScanJob { root: string; head: string | null; restore: boolean; deletions: string[] | null; snapshot: string | null; under: string | null }
 /** The thread says when the files are all there (restored), then what it found. */
 export type ScanReply = { restored: readonly string[] } | { scan: StartScan };
 
@@ -35,9 +35,9 @@ export function largeBoard(layout: SddLayout): boolean {
 /** A comparison running on its thread: when the files are all there (restored), and what it found. */
 export interface ThreadScan { restored: Promise<readonly string[]>; scan: Promise<StartScan> }
 
-/** `scanForStart` on a thread of its own. */
-export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'snapshot'>): ThreadScan {
-  const job: ScanJob = { root: layout.root, head, restore: o.restore ?? false, deletions: o.deletions ? [...o.deletions] : null, snapshot: o.snapshot ?? null };
+/** `scanForStart` on a thread of its own (`under`: of that top-level folder only). */
+export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'snapshot'> & { under?: string }): ThreadScan {
+  const job: ScanJob = { root: layout.root, head, restore: o.restore ?? false, deletions: o.deletions ? [...o.deletions] : null, snapshot: o.snapshot ?? null, under: o.under ?? null };
   let restoredNow!: (paths: readonly string[]) => void;
   const restored = new Promise<readonly string[]>((resolve) => { restoredNow = resolve; });
   const scan = new Promise<StartScan>((resolve, reject) => {

@@ -9,7 +9,8 @@ import { silentLogger } from '../../src/lib/log.ts';
 import { createCommitter } from '../../src/store/committer.ts';
 import { createGit } from '../../src/store/git-cli.ts';
 import { sddLayout, shardedRel } from '../../src/store/layout.ts';
-import { scanSdd, unchangedSince } from '../../src/store/recover.ts';
+import { unchangedSince } from '../../src/store/clean-stop.ts';
+import { scanSdd } from '../../src/store/recover.ts';
 import { parseLsTree, restoreFromRef } from '../../src/store/restore.ts';
 import { scanEarly } from '../../src/store/start-early.ts';
 import { makeRepo, type TempRepo } from '../helpers/repo.ts';
@@ -199,31 +200,42 @@ recover('after a clean stop the next start takes unchanged files from the ref by
   assert.equal(refBlobs(), await diskBlobs());
 });
 
-// Four tasks committed, then while down: b2 deleted by hand, a1 edited, d4 removed by a journaled delete.
+// Four tasks and their EU AI Act records committed, then while down: b2 deleted by hand, a1 edited, d4 removed
+// by a journaled delete; the same for the records e2, e1 and e4 (the scan thread of a large board compares that
+// folder on a thread of its own).
 async function crashScene() {
   const layout = sddLayout(repo.dir);
   for (const id of ['a1', 'b2', 'c3', 'd4']) {
     mkdirSync(dirname(layout.task(id)), { recursive: true });
     writeFileSync(layout.task(id), `{"id":"${id}"}\n`);
+    mkdirSync(layout.euAiActDir, { recursive: true });
+    writeFileSync(layout.euAiAct(`e${id[1]}`), `{"task":"${id}"}\n`);
   }
   await newCommitter().recover();
   rmSync(layout.task('b2'));
   writeFileSync(layout.task('a1'), '{"id":"a1","edited":true}\n');
   rmSync(layout.task('d4'));
+  rmSync(layout.euAiAct('e2'));
+  writeFileSync(layout.euAiAct('e1'), '{"task":"a1","edited":true}\n');
+  rmSync(layout.euAiAct('e4'));
   return layout;
 }
+const DELETED = new Set(['tasks/d4/d4.json', 'eu_ai_act/e4.json']);
 
 // A start after a crash: one task file deleted by hand (restored), one edited (committed), one a journaled
 // delete removed (committed as deleted); the same on this thread and on the scan thread of a large board.
 async function startAfterCrash(thread: boolean) {
   const layout = await crashScene();
   const events: string[] = [];
-  const r = await newCommitter().recover({ thread, restore: true, deletions: new Set(['tasks/d4/d4.json']), onRestored: () => events.push(`restored: b2 ${existsSync(layout.task('b2')) ? 'there' : 'missing'}`) });
+  const there = (abs: string) => (existsSync(abs) ? 'there' : 'missing');
+  const r = await newCommitter().recover({ thread, restore: true, deletions: DELETED, onRestored: (paths) => events.push(`restored ${[...paths].sort().join(' ')}: b2 ${there(layout.task('b2'))}, e2 ${there(layout.euAiAct('e2'))}`) });
   events.push('done');
-  assert.equal(events, ['restored: b2 there', 'done'], 'told once the files are there, before the answer');
+  assert.equal(events, ['restored eu_ai_act/e2.json tasks/b2/b2.json: b2 there, e2 there', 'done'], 'told once the files are there, before the answer');
   assert.is(readFileSync(layout.task('b2'), 'utf8'), '{"id":"b2"}\n');
-  assert.is(r.commit?.message, 'recover: restored 1, committed 1, deleted 1 (tasks/a1/a1.json, tasks/d4/d4.json)');
-  assert.equal({ ...r.report, committed: [...r.report.committed], deleted: [...r.report.deleted] }, { first: false, committed: ['tasks/a1/a1.json'], deleted: ['tasks/d4/d4.json'], restoredTasks: 1, restoredOther: 0, fetched: false });
+  assert.is(readFileSync(layout.euAiAct('e2'), 'utf8'), '{"task":"b2"}\n');
+  assert.not.ok(existsSync(layout.euAiAct('e4')), 'a journaled delete is not restored');
+  assert.is(r.commit?.message, 'recover: restored 2, committed 2, deleted 2 (eu_ai_act/e1.json, eu_ai_act/e4.json, tasks/a1/a1.json, tasks/d4/d4.json)');
+  assert.equal({ ...r.report, committed: [...r.report.committed], deleted: [...r.report.deleted].sort() }, { first: false, committed: ['eu_ai_act/e1.json', 'tasks/a1/a1.json'], deleted: ['eu_ai_act/e4.json', 'tasks/d4/d4.json'], restoredTasks: 1, restoredOther: 1, fetched: false });
   assert.equal(refBlobs(), await diskBlobs());
 }
 
@@ -235,16 +247,16 @@ recover('a start after a crash restores, commits edits and journaled deletes (co
 recover('the comparison begun early restores before the recover runs, and the recover takes its answer', async () => {
   const layout = await crashScene();
   mkdirSync(layout.runtime, { recursive: true });
-  writeFileSync(join(layout.runtime, 'journal-deletes.json'), JSON.stringify(['tasks/d4/d4.json']));
+  writeFileSync(join(layout.runtime, 'journal-deletes.json'), JSON.stringify([...DELETED]));
   const early = await scanEarly(layout, createGit(repo.dir), { large: true });
   assert.ok(early, 'begun: nothing to replay');
-  assert.equal(await early.restored, ['tasks/b2/b2.json']);
+  assert.equal([...await early.restored].sort(), ['eu_ai_act/e2.json', 'tasks/b2/b2.json']);
   assert.is(readFileSync(layout.task('b2'), 'utf8'), '{"id":"b2"}\n', 'restored before the recover runs');
   assert.not.ok(existsSync(layout.task('d4')), 'a journaled delete is not restored');
-  const told: (readonly string[])[] = [];
-  const r = await newCommitter().recover({ early, restore: true, deletions: new Set(['tasks/d4/d4.json']), snapshot: layout.boardSnapshot, onRestored: (paths) => told.push(paths) });
-  assert.equal(told, [['tasks/b2/b2.json']]);
-  assert.is(r.commit?.message, 'recover: restored 1, committed 1, deleted 1 (tasks/a1/a1.json, tasks/d4/d4.json)');
+  const told: string[][] = [];
+  const r = await newCommitter().recover({ early, restore: true, deletions: DELETED, snapshot: layout.boardSnapshot, onRestored: (paths) => told.push([...paths].sort()) });
+  assert.equal(told, [['eu_ai_act/e2.json', 'tasks/b2/b2.json']]);
+  assert.is(r.commit?.message, 'recover: restored 2, committed 2, deleted 2 (eu_ai_act/e1.json, eu_ai_act/e4.json, tasks/a1/a1.json, tasks/d4/d4.json)');
   assert.equal(refBlobs(), await diskBlobs());
 });
 
