@@ -1,7 +1,7 @@
 // The walk of `.sdd` at start: its committed files and, after a clean stop, a stat of each. In slices
 // between which the event loop runs: the ref's listing streams from `git ls-tree` meanwhile, and a walk of
 // 200k files in one synchronous pass left git blocked on a full pipe for its whole length.
-import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { opendirSync, statSync, type Dir } from 'node:fs';
 import { isCommitted } from './layout.ts';
 
 /** Per file of a walk (same order): size and last change (the later of mtime and ctime, ms); NaN when gone. */
@@ -37,24 +37,27 @@ export async function walkSdd(base: string, o: WalkOptions = {}): Promise<SddWal
   const folders = [...(o.roots ?? [''])];
   let since = 0;
   for (let rel = folders.pop(); rel !== undefined; rel = folders.pop()) {
-    let entries: Dirent[];
+    let dir: Dir;
     try {
-      entries = readdirSync(rel ? `${base}/${rel}` : base, { withFileTypes: true });
+      // Read in batches, unsorted: readdirSync sorts every name (libuv's scandir), 0.13–0.27 s of a 100k folder against 0.06 s.
+      dir = opendirSync(rel ? `${base}/${rel}` : base, { bufferSize: 1024 });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') continue; // gone (or replaced) while we looked
       throw err;
     }
-    for (const e of entries) {
-      const path = rel ? `${rel}/${e.name}` : e.name;
-      if (!isCommitted(path)) {
-        if ((e.name.endsWith('.tmp') || e.name.endsWith('.lock')) && isCommitted(rel)) litter.push(path);
-        continue;
+    try {
+      for (let e = dir.readSync(); e !== null; e = dir.readSync()) {
+        const path = rel ? `${rel}/${e.name}` : e.name;
+        if (!isCommitted(path)) {
+          if ((e.name.endsWith('.tmp') || e.name.endsWith('.lock')) && isCommitted(rel)) litter.push(path);
+        } else if (e.isDirectory()) { if (!skip.has(path)) folders.push(path); }
+        else if (e.isFile()) files.push(path);
+        if (++since >= SLICE) { since = 0; await turn(); }
       }
-      if (e.isDirectory()) { if (!skip.has(path)) folders.push(path); }
-      else if (e.isFile()) files.push(path);
+    } finally {
+      dir.closeSync();
     }
-    if ((since += entries.length) >= SLICE) { since = 0; await turn(); }
   }
   return { files, stamps: o.stat ? await statAll(base, files) : null, litter };
 }
