@@ -17,6 +17,8 @@ export interface Progress {
 export interface BoardSource {
   /** Every task, in creation order. */
   all(): readonly Task[];
+  /** Every task in no particular order (a start's pass: no sort). */
+  each(): Iterable<Task>;
   /** Every task of one tenant, in creation order. */
   ofTenant(tenant: string): readonly Task[];
   get(id: string): Task | undefined;
@@ -64,6 +66,7 @@ export function createBoardSource(d: BoardSourceDeps): BoardSource {
   return {
     layout: d.layout,
     all: () => tasks.list(),
+    each: () => tasks.each(),
     ofTenant: (tenant) => tasks.list({ tenant }),
     get: (id) => tasks.get(id),
     visible: (id, tenant) => tasks.visible(id, tenant),

@@ -5,4 +5,5 @@ export { openTasks, type TasksDomain } from './open.ts';
 export type { TaskDeps, Actor, ApplyOptions, PatchFields, NodeHooks } from './service.ts';
 export * from './schema.ts';
 export { isTerminal, isActive, runId, TERMINAL, ACTIVE, WORKING, type TaskOp } from './machine.ts';
+export { byCreation } from './query.ts';
 export { TransitionRefused, TaskNotFound, VersionConflict, ClaimBlocked, TaskReassigned, NoOpenTask, Draining, TASK_REFUSALS } from './errors.ts';

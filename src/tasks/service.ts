@@ -298,6 +298,7 @@ export class TaskService implements Tasks {
   progress(id: string, who: Actor) { return readProgress(this, id, who); }
   drain(on: boolean): void { this.draining = on; }
   get size(): number { return this.board.size; }
+  each(): Iterable<Task> { return this.board.each(); }
   list(f: TaskFilter = {}): Task[] {
     const statuses = f.ready ? ['open' as const] : f.status === undefined ? undefined : typeof f.status === 'string' ? [f.status] : f.status;
     // The narrowest index first: a parent's children, a status's tasks, a tenant's; the rest filtered.
