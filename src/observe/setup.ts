@@ -15,7 +15,7 @@ import { boardRoutes } from './routes-board.ts';
 import { eventRoutes, type OpenSse } from './routes-events.ts';
 import { exportRoutes } from './routes-export.ts';
 import { RunsLedger } from './runs-ledger.ts';
-import type { AgentObserver } from './types.ts';
+import type { AgentObserver, Task } from './types.ts';
 
 export interface ObserveDeps {
   source: BoardSource;
@@ -74,8 +74,9 @@ export function createObservability(d: ObserveDeps): Observability {
       f.seed(d.source.each());
       off = d.source.onChange((t) => f.taskChanged(t));
       ledger.add(...(await d.source.readRuns().catch((err: Error) => { d.log.warn(`cannot read agent runs: ${err.message}`); return []; })));
-      const working = [...d.source.each()].filter((t) => t.status === 'in_progress').sort(byCreation).slice(-SEED_PROGRESS);
-      for (const t of working) {
+      const working: Task[] = [];
+      for (const t of d.source.each()) if (t.status === 'in_progress') working.push(t);
+      for (const t of working.sort(byCreation).slice(-SEED_PROGRESS)) {
         const p = await d.source.latestProgress(t.id, t.tenant);
         if (p && !f.progressOf(t.id)) f.setProgress(t.id, p);
       }

@@ -59,7 +59,9 @@ export function taskPort(svc: Tasks, scope: (bound: null, header: undefined, nam
     index.set(key, t.id);
   };
   // Only tasks from tickets, oldest first (at 100k tasks a sort of the whole board cost the start ~0.1 s).
-  const sorted = [...svc.each()].filter((t) => ticketOf(t) !== null).sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  const sorted: Task[] = [];
+  for (const t of svc.each()) if (ticketOf(t) !== null) sorted.push(t);
+  sorted.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
   for (const t of sorted) see(t);
   const unsubscribe = svc.onChange(see);
   return {
