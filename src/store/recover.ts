@@ -7,7 +7,8 @@ import type { RecoverOptions, StartReport } from './committer-types.ts';
 import { isCommitted, isTaskFile, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { parseLsTree, restoreMissing, sddPathsExcept, topLevelArgs, type RefBlob, type RestoreResult } from './restore.ts';
 import { walkSdd, type FileStamps } from './sdd-walk.ts';
-import { readSnapshotIndex, snapshotJudge, type SnapshotVerdict } from './snapshot.ts';
+import { readSnapshotIndex, readSnapshotTrees } from './snapshot.ts';
+import { refJudge, sameFolders, snapshotJudge, type SnapshotJudge, type SnapshotVerdict } from './snapshot-judge.ts';
 import { earlyMatches, largeBoard, scanOnThread } from './start-scan.ts';
 
 export type { RefBlob } from './restore.ts';
@@ -71,19 +72,20 @@ export async function scanForStart(layout: SddLayout, git: Git, head: string | n
   const aside = o.split ? relToSdd(layout, layout.euAiActDir) : undefined;
   const part = aside ? scanOnThread(layout, head, { restore: o.restore, deletions: o.deletions, under: aside }) : null;
   part?.restored.catch(() => undefined); // awaited below, as is the answer
-  const listing = head ? listCommitted(git, head, { under: o.under, skip: aside }) : Promise.resolve(new Map<string, RefBlob>());
+  const trees = new Map<string, string>(); // the ref's folders (for the snapshot's judge)
+  const listing = head ? listCommitted(git, head, { under: o.under, skip: aside, trees: o.snapshot ? trees : undefined }) : Promise.resolve(new Map<string, RefBlob>());
   const { files, stamps, litter } = await walkSdd(layout.sdd, { stat: clean !== null, roots: o.under ? [o.under] : undefined, skip: aside ? [aside] : undefined });
   const ref = await listing;
-  const judge = o.snapshot ? snapshotFor(layout, o.snapshot, litter) : null;
+  const judge = o.snapshot ? snapshotFor(layout, o.snapshot, litter, ref, trees) : null;
   let restored: RestoreResult = { paths: [], tasks: 0, diskHadNoTasks: false };
   if (o.restore) {
     const lacking = missingFrom(ref, files);
     restored = restoreMissing(layout, lacking, files.some(isTaskFile), o.deletions);
-    for (const rel of restored.paths) ref.delete(rel); // written from the ref: as it holds them
     if (judge && restored.paths.length) {
       const oids = new Map(lacking.map((m) => [m.rel, m.oid]));
       for (const rel of restored.paths) judge.see(rel, oids.get(rel)!);
     }
+    for (const rel of restored.paths) ref.delete(rel); // written from the ref: as it holds them
   }
   // Every file is there once the other thread has restored its folder too.
   const theirs = part ? await Promise.race([part.restored, part.scan.then((s) => s.restored.paths)]) : [];
@@ -100,13 +102,16 @@ function joinScans(own: StartScan, other: StartScan): StartScan {
   return { changed: own.changed, missing: own.missing.concat(other.missing), restored, snapshot: own.snapshot };
 }
 
-// The judge of the snapshot the board loads from (null: unreadable, it loads without). Its prefix's folders are
-// read by nobody else then: the temp files and lock folders a dead writer left in them are removed here.
-function snapshotFor(layout: SddLayout, file: string, litter: readonly string[]) {
+// The judge of the snapshot the board loads from (null: unreadable, it loads without): by the ref's listing when
+// the snapshot holds the ref's folders (`trees`), else by its index. Its prefix's folders are read by nobody else
+// then: the temp files and lock folders a dead writer left in them are removed here.
+function snapshotFor(layout: SddLayout, file: string, litter: readonly string[], ref: ReadonlyMap<string, RefBlob>, trees: ReadonlyMap<string, string>): SnapshotJudge | null {
+  const head = readSnapshotTrees(file);
+  if ('reason' in head) return null;
+  for (const rel of litter) if (rel.startsWith(head.prefix)) rmSync(`${layout.sdd}/${rel}`, { recursive: true, force: true });
+  if (head.trees && sameFolders(head.trees, trees, head.prefix)) return refJudge(head.stamp, head.prefix, new Set(Object.keys(head.trees)), ref);
   const snap = readSnapshotIndex(file);
-  if ('reason' in snap) return null;
-  for (const rel of litter) if (rel.startsWith(snap.prefix)) rmSync(`${layout.sdd}/${rel}`, { recursive: true, force: true });
-  return snapshotJudge(snap);
+  return 'reason' in snap || snap.stamp !== head.stamp ? null : snapshotJudge(snap);
 }
 
 // The ref's blobs not among `files` (one pass of lookups when none is missing, the usual case).
@@ -163,10 +168,10 @@ const stampOf = (s: FileStamps, k: number) => ({ size: s.size[k]!, mtimeMs: s.ch
 /** The regular files under `.sdd` whose path is committed (relative to `.sdd`). */
 export const listSddFiles = async (layout: SddLayout): Promise<string[]> => (await walkSdd(layout.sdd)).files;
 
-/** Blobs under `.sdd/` in commit `head` (`under`: in that top-level folder only; `skip`: not in that one): path relative to `.sdd` → blob id and size. */
-export async function listCommitted(git: Git, head: string, o: { under?: string; skip?: string } = {}): Promise<Map<string, RefBlob>> {
+/** Blobs under `.sdd/` in commit `head` (`under`: in that top-level folder only; `skip`: not in that one): path relative to `.sdd` → blob id and size; with `trees`, the folders' tree ids too. */
+export async function listCommitted(git: Git, head: string, o: { under?: string; skip?: string; trees?: Map<string, string> } = {}): Promise<Map<string, RefBlob>> {
   const paths = o.under ? [`.sdd/${o.under}`] : o.skip ? sddPathsExcept((await git.run(topLevelArgs(head))).stdout, [o.skip]) : ['.sdd'];
   if (!paths.length) return new Map();
-  const { stdout } = await git.run(['ls-tree', '-r', '-z', '-l', '--full-tree', head, '--', ...paths]);
-  return parseLsTree(stdout);
+  const { stdout } = await git.run(['ls-tree', '-r', '-z', '-l', ...(o.trees ? ['-t'] : []), '--full-tree', head, '--', ...paths]);
+  return parseLsTree(stdout, o.trees);
 }

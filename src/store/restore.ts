@@ -101,10 +101,11 @@ export function sddPathsExcept(topLevel: string, skipDirs: readonly string[]): s
 export interface RefBlob { oid: string; size: number }
 
 /**
- * `git ls-tree -r -z [-l]` output → the regular files under `.sdd/` (path relative to `.sdd`). Each record is
- * "<mode> SP <type> SP <oid>[ SP+ <size>]\t<path>\0", read with indexOf: 200k records at a 100k start.
+ * `git ls-tree -r -z [-l] [-t]` output → the regular files under `.sdd/` (path relative to `.sdd`), and with
+ * `trees` the folders' tree ids (`-t`). Each record is "<mode> SP <type> SP <oid>[ SP+ <size>]\t<path>\0",
+ * read with indexOf: 200k records at a 100k start.
  */
-export function parseLsTree(stdout: string): Map<string, RefBlob> {
+export function parseLsTree(stdout: string, trees?: Map<string, string>): Map<string, RefBlob> {
   const out = new Map<string, RefBlob>();
   for (let at = 0; at < stdout.length;) {
     const end = stdout.indexOf('\0', at);
@@ -117,6 +118,9 @@ export function parseLsTree(stdout: string): Map<string, RefBlob> {
         const sp = stdout.indexOf(' ', at + 12); // the oid ends at the size column, else at the tab (sha1 or sha256)
         const oidEnd = sp > 0 && sp < tab ? sp : tab;
         out.set(stdout.slice(tab + 6, stop), { oid: stdout.slice(at + 12, oidEnd), size: oidEnd < tab ? Number(stdout.slice(oidEnd, tab)) : Number.NaN });
+      } else if (trees && mode === '040000' && stdout.startsWith(' tree ', at + 6)) {
+        const sp = stdout.indexOf(' ', at + 12);
+        trees.set(stdout.slice(tab + 6, stop), stdout.slice(at + 12, sp > 0 && sp < tab ? sp : tab));
       }
     }
     at = stop + 1;

@@ -4,13 +4,17 @@
 // id on disk, so a file edited, replaced or deleted meanwhile is read as without a snapshot.
 //
 // Layout: chunks of records (each a JSON array of the files' texts), the index (a JSON array of path, blob
-// id, path, blob id…), then one trailer line saying how long each part is. The file's size must be the
-// sum, so a torn file is refused before anything is parsed.
+// id, path, blob id…), then one trailer line saying how long each part is and the git tree id of each folder
+// the records are in. The file's size must be the sum, so a torn file is refused before anything is parsed.
+// A start whose ref has those same trees judges the snapshot without its index (snapshot-judge.ts refJudge).
 import { closeSync, fstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { tempPathFor } from './atomic.ts';
+import { treeObject } from './big-folder.ts';
 import { readFully } from './disk.ts';
 import { blobId } from './git-objects.ts';
 import { stableStringify } from './records/cas.ts';
+
+export { snapshotJudge, type SnapshotVerdict } from './snapshot-judge.ts';
 
 const FORMAT = 'svc-snapshot/1';
 // Records per chunk: a chunk is one buffer and one JSON.parse at either end (~1 MB), memory stays flat.
@@ -18,17 +22,8 @@ const CHUNK = 1000;
 // The trailer is read from the last bytes (its chunk sizes: ~7 bytes per 1,000 records).
 const TAIL = 1 << 20;
 
-interface Trailer { format: string; prefix: string; count: number; chunks: number[]; index: number }
-
-/** Which records of a snapshot a start may use: the rest (`stale`) and the files to read (`read`), by path relative to `.sdd`. */
-export interface SnapshotVerdict {
-  /** The snapshot's identity (inode, size, mtime): the reader checks it is the file it read. */
-  stamp: string;
-  /** Paths of records whose file changed or is gone: not to be taken from the snapshot. */
-  stale: string[];
-  /** Files under the snapshot's prefix not vouched for by it (changed, or not in it): read them. */
-  read: string[];
-}
+// `trees`: the git tree id of each folder the records are in, as its index says (absent in older snapshots).
+interface Trailer { format: string; prefix: string; count: number; chunks: number[]; index: number; trees?: Record<string, string> }
 
 /** The records of a snapshot, or why it is not used (`absent`: there is none). */
 export type SnapshotRecords<T> = { stamp: string; prefix: string; values: T[] } | { reason: string };
@@ -42,6 +37,7 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
   const tmp = tempPathFor(file);
   const fd = openSync(tmp, 'w', 0o600);
   const index: string[] = [];
+  const folders = new Map<string, Map<string, string>>();
   const chunks: number[] = [];
   try {
     let texts: string[] = [];
@@ -53,7 +49,12 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
     for (const [rel, value] of items) {
       if (!rel.startsWith(prefix)) throw new Error(`snapshot: ${rel} is outside ${prefix}`);
       const text = recordText(value);
-      index.push(rel, blobId(Buffer.from(text)));
+      const oid = blobId(Buffer.from(text));
+      index.push(rel, oid);
+      const cut = rel.lastIndexOf('/');
+      const folder = folders.get(rel.slice(0, cut)) ?? new Map<string, string>();
+      if (!folder.size) folders.set(rel.slice(0, cut), folder);
+      folder.set(rel.slice(cut + 1), oid);
       texts.push(text);
       if (texts.length === CHUNK) {
         flush();
@@ -62,7 +63,8 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
     }
     flush();
     const indexBytes = writeSync(fd, Buffer.from(JSON.stringify(index)));
-    const trailer: Trailer = { format: FORMAT, prefix, count: index.length / 2, chunks, index: indexBytes };
+    const trees = Object.fromEntries([...folders].map(([dir, names]) => [dir, treeObject(null, names)!.oid]));
+    const trailer: Trailer = { format: FORMAT, prefix, count: index.length / 2, chunks, index: indexBytes, trees };
     writeSync(fd, `\n${JSON.stringify(trailer)}\n`);
     closeSync(fd);
     renameSync(tmp, file);
@@ -123,34 +125,14 @@ export function readSnapshotIndex(file: string): { stamp: string; prefix: string
   });
 }
 
+/** The snapshot's stamp, prefix and its folders' git tree ids (null: an older snapshot without them), or why not. */
+export function readSnapshotTrees(file: string): { stamp: string; prefix: string; trees: Record<string, string> | null } | { reason: string } {
+  return withSnapshot(file, (_fd, t, stamp) => ({ stamp, prefix: t.prefix, trees: t.trees ?? null }));
+}
+
 /** Remove the snapshot (a start that loaded it: from now on the files change). */
 export function removeSnapshot(file: string): void {
   rmSync(file, { force: true });
-}
-
-/**
- * The verdict on a snapshot from the blob ids of the files on disk: `see` every file (path relative to
- * `.sdd`, blob id), then `verdict`. Pure: the comparison with the ref supplies the ids. Consumes `index`.
- */
-export function snapshotJudge(snap: { stamp: string; prefix: string; index: Map<string, string> }) {
-  const { stamp, prefix, index } = snap;
-  const stale: string[] = [];
-  const read: string[] = [];
-  return {
-    see(rel: string, oid: string): void {
-      if (!rel.startsWith(prefix)) return;
-      const want = index.get(rel);
-      if (want === undefined) read.push(rel);
-      else {
-        index.delete(rel);
-        if (want !== oid) { stale.push(rel); read.push(rel); }
-      }
-    },
-    verdict(): SnapshotVerdict {
-      for (const rel of index.keys()) stale.push(rel); // not on disk
-      return { stamp, stale, read };
-    },
-  };
 }
 
 // Open, check the trailer against the file's size, run `body`; any failure becomes the reason.

@@ -161,6 +161,11 @@ recover('one ls-tree parser for restore and recover: regular files under .sdd on
   assert.equal([...short.keys()], ['config.yaml']);
   assert.is(short.get('config.yaml')!.oid, c, 'a sha256 id is read whole');
   assert.ok(Number.isNaN(short.get('config.yaml')!.size), 'no size without -l');
+  // With -t (and -l: a folder's size column is '-'), the folders' tree ids when asked for.
+  const trees = new Map<string, string>();
+  const withTrees = parseLsTree([`040000 tree ${b}       -\t.sdd/tasks`, `040000 tree ${c}       -\t.sdd/tasks/01`, `100644 blob ${a}     123\t.sdd/tasks/01/t1.json`, `040000 tree ${a}       -\tsrc`].join('\0'), trees);
+  assert.equal([...withTrees.keys()], ['tasks/01/t1.json']);
+  assert.equal([...trees], [['tasks', b], ['tasks/01', c]]);
 });
 
 recover('a clean stop vouches for a file only while its size, mtime and ctime say it is untouched, and not near the stop', () => {

@@ -71,10 +71,22 @@ S('the verdict keeps the records whose files have their blob id, and names the r
   assert.equal(judge.verdict(), { stamp: 's', stale: ['tasks/b.json', 'tasks/c.json'], read: ['tasks/b.json', 'tasks/d.json'] });
 });
 
+// Overwrite the snapshot's index (its bytes, not its length): a start that reads it finds it unreadable.
+function spoilIndex(file: string): void {
+  const bytes = readFileSync(file);
+  const text = bytes.toString('latin1');
+  const trailer = JSON.parse(text.slice(text.lastIndexOf('\n', text.length - 2) + 1)) as { chunks: number[]; index: number };
+  bytes.fill(0x78, trailer.chunks.reduce((a, b) => a + b, 0), trailer.chunks.reduce((a, b) => a + b, 0) + trailer.index);
+  writeFileSync(file, bytes);
+}
+
 // The start's comparison judges the snapshot from the blob ids it establishes: a file edited while the
 // server was down (same size, mtime put back), one emptied, one deleted (restored from the ref: as the
-// snapshot has it), one added; a dead writer's temp file in a task folder is removed.
-async function judgedAtStart(repo: TempRepo, thread: boolean) {
+// snapshot has it), one added; a dead writer's temp file in a task folder is removed. `by`: 'ref', the
+// snapshot holds the ref's folders (the tree id of each), so the ref's listing judges and its index is never
+// read (spoilt here to prove it); 'index', the snapshot's c3 is not the committed one, so its folder differs
+// from the ref's and the index judges (c3 stale too).
+async function judgedAtStart(repo: TempRepo, thread: boolean, by: 'ref' | 'index') {
   const layout = sddLayout(repo.dir);
   const ids = ['a1', 'b2', 'c3', 'e5'];
   const values = new Map(ids.map((id) => [id, rec(id)]));
@@ -88,7 +100,9 @@ async function judgedAtStart(repo: TempRepo, thread: boolean) {
   // The clean stop vouches (by a stat) only for files older than it by 2 s: wait, so it does here.
   await new Promise((resolve) => setTimeout(resolve, 2100));
   await first.stop();
+  if (by === 'index') values.set('c3', rec('c3', { title: 'not the committed one' }));
   await writeSnapshot(layout.boardSnapshot, 'tasks/', ids.map((id) => [`tasks/${id.slice(-2)}/${id}.json`, values.get(id)] as const));
+  if (by === 'ref') spoilIndex(layout.boardSnapshot);
   const a1 = layout.task('a1');
   const old = statSync(a1);
   writeFileSync(a1, stableStringify(rec('a1', { title: 'task A1' })));
@@ -102,8 +116,9 @@ async function judgedAtStart(repo: TempRepo, thread: boolean) {
   let verdict: SnapshotVerdict | null | undefined;
   await committer().recover({ thread, restore: true, snapshot: layout.boardSnapshot, onSnapshot: (v) => { verdict = v; } });
   assert.ok(verdict, 'judged');
-  assert.equal([...verdict!.stale].sort(), ['tasks/a1/a1.json', 'tasks/b2/b2.json']);
-  assert.equal([...verdict!.read].sort(), ['tasks/a1/a1.json', 'tasks/b2/b2.json', 'tasks/d4/d4.json']);
+  const c3 = by === 'index' ? ['tasks/c3/c3.json'] : [];
+  assert.equal([...verdict!.stale].sort(), ['tasks/a1/a1.json', 'tasks/b2/b2.json', ...c3]);
+  assert.equal([...verdict!.read].sort(), ['tasks/a1/a1.json', 'tasks/b2/b2.json', ...c3, 'tasks/d4/d4.json']);
   assert.not.ok(existsSync(temp), 'the dead writer\'s temp file is removed');
   assert.ok(existsSync(layout.task('e5')), 'restored');
   // Without a snapshot file: no verdict.
@@ -113,10 +128,12 @@ async function judgedAtStart(repo: TempRepo, thread: boolean) {
 }
 
 for (const thread of [false, true]) {
-  S(`the start's comparison judges the snapshot by the files' blob ids (${thread ? 'on the scan thread' : 'on this thread'})`, async () => {
-    const repo = makeRepo('svc-snapshot-scan-');
-    try { await judgedAtStart(repo, thread); } finally { repo.cleanup(); }
-  });
+  for (const by of ['ref', 'index'] as const) {
+    S(`the start's comparison judges the snapshot by the files' blob ids (${thread ? 'on the scan thread' : 'on this thread'}; by the ${by === 'ref' ? 'ref\'s listing, the index unread' : 'snapshot\'s index'})`, async () => {
+      const repo = makeRepo('svc-snapshot-scan-');
+      try { await judgedAtStart(repo, thread, by); } finally { repo.cleanup(); }
+    });
+  }
 }
 
 S.run();
