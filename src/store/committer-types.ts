@@ -1,5 +1,5 @@
 // Contracts of the state committer: what a commit and a start report, and the committer itself.
-import type { SnapshotVerdict } from './snapshot.ts';
+import type { SnapshotVerdict } from './snapshot-judge.ts';
 import type { EarlyScan } from './start-scan.ts';
 import type { Note } from './types.ts';
 

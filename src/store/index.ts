@@ -13,7 +13,7 @@ export { stableStringify } from './records/cas.ts';
 export { createOwnedStore, type OwnedStoreOptions } from './records/owned.ts';
 export { createRecordStore, type SharedStoreOptions } from './records/shared.ts';
 export { createCommitter, type CommitterOptions } from './committer.ts';
-export type { SnapshotVerdict } from './snapshot.ts';
+export type { SnapshotVerdict } from './snapshot-judge.ts';
 export { STATE_REF } from './layout.ts';
 export { blobId, refCommit } from './git-objects.ts';
 export { createBlobReader, type BlobReader } from './cat-file.ts';

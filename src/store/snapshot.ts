@@ -14,8 +14,6 @@ import { readFully } from './disk.ts';
 import { blobId } from './git-objects.ts';
 import { stableStringify } from './records/cas.ts';
 
-export { snapshotJudge, type SnapshotVerdict } from './snapshot-judge.ts';
-
 const FORMAT = 'svc-snapshot/1';
 // Records per chunk: a chunk is one buffer and one JSON.parse at either end (~1 MB), memory stays flat.
 const CHUNK = 1000;
@@ -52,8 +50,9 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
       const oid = blobId(Buffer.from(text));
       index.push(rel, oid);
       const cut = rel.lastIndexOf('/');
-      const folder = folders.get(rel.slice(0, cut)) ?? new Map<string, string>();
-      if (!folder.size) folders.set(rel.slice(0, cut), folder);
+      const dir = rel.slice(0, cut);
+      let folder = folders.get(dir);
+      if (!folder) folders.set(dir, (folder = new Map()));
       folder.set(rel.slice(cut + 1), oid);
       texts.push(text);
       if (texts.length === CHUNK) {

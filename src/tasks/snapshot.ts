@@ -3,7 +3,8 @@
 // the others, and the files the snapshot lacks, are read as without it.
 import { isValidId } from '../store/ids.ts';
 import { relToSdd, type SddLayout } from '../store/layout.ts';
-import { readSnapshotRecords, writeSnapshot, type SnapshotVerdict } from '../store/snapshot.ts';
+import { readSnapshotRecords, writeSnapshot } from '../store/snapshot.ts';
+import type { SnapshotVerdict } from '../store/snapshot-judge.ts';
 import type { RecordStore } from '../store/types.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Board } from './board.ts';

@@ -1,6 +1,6 @@
 // The webhooks' only door into the task board: create, find by ticket, update or cancel a task still open.
 // Every call into the tasks domain is in this file, so a change of its interface is an edit here alone.
-import type { Actor, Task, TaskCreate, Tasks } from '../tasks/index.ts';
+import { byCreation, type Actor, type Task, type TaskCreate, type Tasks } from '../tasks/index.ts';
 
 /** The board's shapes the webhook routes document (a task, a create body). */
 export { Task as TaskSchema, TaskCreate as TaskCreateSchema } from '../tasks/index.ts';
@@ -61,7 +61,7 @@ export function taskPort(svc: Tasks, scope: (bound: null, header: undefined, nam
   // Only tasks from tickets, oldest first (at 100k tasks a sort of the whole board cost the start ~0.1 s).
   const sorted: Task[] = [];
   for (const t of svc.each()) if (ticketOf(t) !== null) sorted.push(t);
-  sorted.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  sorted.sort(byCreation);
   for (const t of sorted) see(t);
   const unsubscribe = svc.onChange(see);
   return {

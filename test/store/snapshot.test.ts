@@ -11,7 +11,8 @@ import { createGit } from '../../src/store/git-cli.ts';
 import { blobId } from '../../src/store/git-objects.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { stableStringify } from '../../src/store/records/cas.ts';
-import { readSnapshotIndex, readSnapshotRecords, recordText, snapshotJudge, writeSnapshot, type SnapshotVerdict } from '../../src/store/snapshot.ts';
+import { readSnapshotIndex, readSnapshotRecords, recordText, writeSnapshot } from '../../src/store/snapshot.ts';
+import { snapshotJudge, type SnapshotVerdict } from '../../src/store/snapshot-judge.ts';
 import { makeRepo, makeTempDir, type TempRepo } from '../helpers/repo.ts';
 
 const S = suite('store snapshot');
