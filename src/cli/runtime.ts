@@ -109,11 +109,11 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   const { tasks } = domain;
   log.info(`loaded ${domain.loaded} task(s)${domain.fromSnapshot ? ` (${domain.fromSnapshot} from the board snapshot)` : ''}`);
   // Tasks created before EU AI Act records existed, or a shared-tree crash between a task and its record:
-  // found while the comparison finishes (the folder read once restored), written after the inbox below.
+  // found once the folder is compared (read once restored), written after the inbox below.
   let mayWrite!: () => void;
-  const backfilling = domain.backfill({ readable: restoredTasks, writable: new Promise<void>((resolve) => { mayWrite = resolve; }) });
+  const backfilling = domain.backfill({ readable: restoredTasks.then(() => committer.compared), writable: new Promise<void>((resolve) => { mayWrite = resolve; }) });
   backfilling.catch(() => undefined); // its error is recover's (awaited below) or surfaces where it is awaited
-  await recovering;
+  const left = await recovering;
   // CLI records queued while we hold the chain: each journaled with its file's deletion (exactly once).
   let draining: Promise<unknown> | undefined;
   const drainInbox = () => (draining ??= drainAuditInbox(layout, (entry, file) => store.emit({ audit: entry, removes: [file] }), log)
@@ -121,8 +121,9 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
   await drainInbox();
   const inboxTimer = timers.setInterval(drainInbox, 1000);
   mayWrite();
-  const backfilled = await backfilling;
-  if (backfilled) log.info(`wrote the EU AI Act record of ${backfilled} task(s)`);
+  // The folder left for after the start is compared once the server serves: the backfill follows it there.
+  const said = (n: number) => { if (n) log.info(`wrote the EU AI Act record of ${n} task(s)`); };
+  const backfilled = left ? backfilling.then(said, (err: Error) => log.error('EU AI Act backfill failed', err)) : said(await backfilling);
 
   // --- cluster: before the authenticator, which asks it about the cluster secret and node tokens ---
   const cluster = await startCluster(o, { store, tasks, installNodeHooks: domain.installNodeHooks, audit, registry: metrics.registry, killRequested: (sid) => killRequester(layout, sid), stateHead: () => refCommit(git, STATE_REF) });
@@ -204,6 +205,8 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
     if (parts.length) log.info(`startup poll: ${parts.join('; ')}`);
   }, (err: Error) => log.error('startup poll failed', err));
   // --- end webhooks ---
+  // Started: what the recover left for now (a large board's EU AI Act folder after a clean stop) is compared.
+  committer.finishStart();
 
   return {
     host: addr.host,
@@ -227,6 +230,7 @@ export async function startRuntime(o: RuntimeOptions): Promise<Runtime> {
       await draining;
       await drainInbox();
       await stopEdits();
+      await backfilled;
       // Files and lines behind the journal first, so the last state commit has them. The board no longer
       // changes: its snapshot is written meanwhile (the next start trusts it per file, never as a whole).
       await store.close();
@@ -266,13 +270,15 @@ async function startSso(o: RuntimeOptions, audit: { append(entry: AuditEntry): P
 }
 
 // Under the server lock: write back what is still missing (journaled deletes excepted), commit what
-// differs and the journaled deletes, then say in words what happened.
-async function recoverState(layout: SddLayout, committer: StateCommitter, o: Omit<RecoverOptions, 'restored'> & { before: RestoreResult | null | undefined }, log: Logger): Promise<void> {
+// differs and the journaled deletes, then say in words what happened. After a clean stop, a large board's
+// EU AI Act folder is left for after the start (committer.start): the folder it returns, or null.
+async function recoverState(layout: SddLayout, committer: StateCommitter, o: Omit<RecoverOptions, 'restored'> & { before: RestoreResult | null | undefined }, log: Logger): Promise<string | null> {
   // The per-task folders are restored here (initSdd restored only the rest), from the listings the recover makes.
   const { before, ...rest } = o;
-  const { report } = await committer.recover({ ...rest, restore: true, ...(before ? { restored: before } : {}) });
+  const { report, rest: left } = await committer.recover({ ...rest, restore: true, later: true, ...(before ? { restored: before } : {}) });
   await dropJournalDeletes(layout);
   log.info(startMessage(report));
+  return left;
 }
 
 // A failed snapshot costs the next start its reads, nothing else: said, never thrown.

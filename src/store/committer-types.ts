@@ -44,12 +44,19 @@ export interface RecoverOptions {
   snapshot?: string;
   /** Called with the verdict on `snapshot` (null: none, or unreadable) once the files are compared, before any commit. */
   onSnapshot?: (verdict: SnapshotVerdict | null) => void;
+  /**
+   * After a clean stop at the ref's head, a large board's EU AI Act folder (a record per task, which the server
+   * only ever creates) is compared by `finishStart()`, not before the recover returns (RecoverResult.rest).
+   */
+  later?: boolean;
 }
 
 export interface RecoverResult {
   commit: CommitResult | null;
   /** What the start did, for its log line (message.ts startMessage). */
   report: StartReport;
+  /** The folder (relative to `.sdd`) left for after the start (RecoverOptions.later): `finishStart()` compares it. */
+  rest: string | null;
 }
 
 /** Turns dirty files under `.sdd` into commits on refs/sdd/state. */
@@ -70,6 +77,13 @@ export interface StateCommitter {
   recover(opts?: RecoverOptions): Promise<RecoverResult>;
   /** Start the group-commit timer (every commit_interval_ms while dirty). */
   start(): void;
+  /**
+   * Compare the folder the recover left for after the start (RecoverResult.rest) with the ref, on a thread: its
+   * missing files restored, its changed ones marked for the commit. Without it, a stop is not a clean one.
+   */
+  finishStart(): void;
+  /** Resolves once every file has been compared with the ref (the recover's comparison, and finishStart's). */
+  readonly compared: Promise<void>;
   /** Stop the timer and make the final commit. */
   stop(): Promise<void>;
   /** Current value of refs/sdd/state, or null before the first commit. */

@@ -7,6 +7,7 @@ import { isCommitted, relToSdd, STATE_REF, type SddLayout } from './layout.ts';
 import { recoverMessage } from './message.ts';
 import { markCleanStop } from './clean-stop.ts';
 import { startDiff } from './recover.ts';
+import { restOfStart } from './start-rest.ts';
 import { createStateWriter, type Batch, type StateWriterOptions } from './state-writer.ts';
 import type { CommitResult, Note, RecoverOptions, RecoverResult, StateCommitter } from './types.ts';
 
@@ -34,10 +35,9 @@ const MAX_KEPT_NOTES = 1000;
 const REPACK_EVERY_COMMITS = 32;
 // A commit re-reads every changed file whole (git stores whole blobs): the day's audit segment and the
 // archive grow all day, so commits get slower as they grow. The next timed commit waits this many times
-// the last one's duration (at least the interval): git and the stream take at most a quarter of the time.
+// the last one's duration (at least the interval), never longer than `paceMaxMs` (10 s): one huge commit (a
+// bulk import of 100k tasks) is no measure of the next, and the ref must not trail the board for minutes.
 const PACE = 3;
-// ...but never longer than `paceMaxMs` (10 s): one huge commit (a bulk import of 100k tasks) is no measure of
-// the next, which holds only what changed since, and the ref must not trail the board for minutes after it.
 // While changes keep coming, large append-only files (the day's audit segment, the archive: each costs
 // its whole size per commit) join a timed commit at most this often; the task files go every interval.
 const BIG_EVERY_MS = 5000;
@@ -55,11 +55,10 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   let queued: Promise<CommitResult | null> | null = null;
   let timer: NodeJS.Timeout | null = null;
   let started = false;
-  let commits = 0;
-  let lastMs = 0;
+  let commits = 0, lastMs = 0;
   let gc: Promise<void> | null = null;
-  // This committer compared every file with the ref at start, so a clean stop may vouch for the tree.
-  let recovered = false;
+  // What the recover compared and left for after the start: once every file was, a clean stop may vouch for the tree.
+  const later = restOfStart(layout, log);
 
   // Every commit runs here, one at a time: the in-memory tree has one writer.
   const enqueue = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -147,32 +146,31 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
   const recover = (o: RecoverOptions = {}) =>
     enqueue(async (): Promise<RecoverResult> => {
       const head = await writer.reload();
-      const { changed, deletions, report, snapshot } = await startDiff(layout, git, head, o, log);
+      const { changed, deletions, report, snapshot, rest } = await startDiff(layout, git, head, o, log);
       o.onSnapshot?.(snapshot);
-      if (!changed.size && !deletions.length) {
-        recovered = true;
-        return { commit: null, report };
+      let commit: CommitResult | null = null;
+      if (changed.size || deletions.length) {
+        // One git process writes all changed blobs: at first start that may be every file.
+        const known = new Map<string, string | null>(await writer.writeBlobs([...changed.keys()]));
+        for (const p of deletions) known.set(p, null);
+        commit = await runBatch({ paths: [...known.keys()].sort(), notes: [], known, message: recoverMessage(report) });
+        if (commit) log.debug(commit.message);
       }
-      // One git process writes all changed blobs: at first start that may be every file.
-      const known = new Map<string, string | null>(await writer.writeBlobs([...changed.keys()]));
-      for (const p of deletions) known.set(p, null);
-      const paths = [...known.keys()].sort();
-      const commit = await runBatch({ paths, notes: [], known, message: recoverMessage(report) });
-      recovered = true;
-      if (commit) log.debug(commit.message);
-      return { commit, report };
+      later.leave(head, rest);
+      return { commit, report, rest };
     });
 
+  const touch = (abs: string, note?: Note) => {
+    const rel = abs.startsWith(layout.sdd + '/') ? relToSdd(layout, abs) : null;
+    if (rel === null || !isCommitted(rel)) return;
+    dirty.add(rel);
+    touchedAt = opts.clock.now();
+    if (note && notes.length < MAX_KEPT_NOTES) notes.push(note);
+    schedule();
+  };
+
   return {
-    touch(abs, note) {
-      if (!abs.startsWith(layout.sdd + '/')) return;
-      const rel = relToSdd(layout, abs);
-      if (!isCommitted(rel)) return;
-      dirty.add(rel);
-      touchedAt = opts.clock.now();
-      if (note && notes.length < MAX_KEPT_NOTES) notes.push(note);
-      schedule();
-    },
+    touch,
     readThrough(fn) {
       pending = fn;
     },
@@ -182,14 +180,17 @@ export function createCommitter(opts: CommitterOptions): StateCommitter {
       started = true;
       schedule();
     },
+    finishStart: () => later.begin(touch),
+    compared: later.compared,
     async stop() {
       started = false;
       if (timer) clearTimeout(timer);
       timer = null;
+      await later.settled();
       await flush();
       await gc;
       await enqueue(() => writer.recycle());
-      if (recovered && !dirty.size) await markCleanStop(layout, await writer.readRef(), log);
+      if (later.whole && !dirty.size) await markCleanStop(layout, await writer.readRef(), log);
     },
     head: () => writer.readRef(),
     get pending() {

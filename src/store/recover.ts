@@ -27,6 +27,8 @@ export interface StartScan {
   restored: RestoreResult;
   /** The verdict on the board's snapshot (RecoverOptions.snapshot), null when there is none or it is unreadable. */
   snapshot: SnapshotVerdict | null;
+  /** A folder (relative to `.sdd`) not compared: left for after the start (RecoverOptions.later). */
+  rest: string | null;
 }
 
 /**
@@ -47,7 +49,7 @@ export async function startDiff(layout: SddLayout, git: Git, head: string | null
     first: !head && changed.size > 0, committed: [...changed.keys()].sort(), deleted: deletions,
     restoredTasks: restored.tasks, restoredOther: restored.paths.length - restored.tasks, fetched: restored.diskHadNoTasks && restored.tasks > 0,
   };
-  return { changed, deletions, report, snapshot };
+  return { changed, deletions, report, snapshot, rest: scan.rest };
 }
 
 // The comparison begun early when it is the one asked for, else one on a thread for a large board, else here.
@@ -65,12 +67,14 @@ async function startScan(layout: SddLayout, git: Git, head: string | null, o: Re
  * The comparison itself, on whichever thread calls it: the ref listed while the folders are, the missing
  * written back (`restore`, journaled `deletions` excepted), `onRestored`, then every file against the ref.
  * With `split` (a large board), the flat EU AI Act folder (a record per task) is compared on a thread of its
- * own meanwhile: its half of the ref listed, walked, stat'ed, restored, compared. `under`: that folder only.
+ * own meanwhile: its half of the ref listed, walked, stat'ed, restored, compared; or, with `later` after a clean
+ * stop at `head` and no journaled delete in it, not at all: it is the StartScan's `rest`. `under`: that folder only.
  */
-export async function scanForStart(layout: SddLayout, git: Git, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot'> & { split?: boolean; under?: string }): Promise<StartScan> {
+export async function scanForStart(layout: SddLayout, git: Git, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'onRestored' | 'snapshot' | 'later'> & { split?: boolean; under?: string }): Promise<StartScan> {
   const clean = readCleanStop(layout.stateClean, head);
   const aside = o.split ? relToSdd(layout, layout.euAiActDir) : undefined;
-  const part = aside ? scanOnThread(layout, head, { restore: o.restore, deletions: o.deletions, under: aside }) : null;
+  const rest = aside && o.later && clean && ![...(o.deletions ?? [])].some((d) => d.startsWith(`${aside}/`)) ? aside : null;
+  const part = aside && !rest ? scanOnThread(layout, head, { restore: o.restore, deletions: o.deletions, under: aside }) : null;
   part?.restored.catch(() => undefined); // awaited below, as is the answer
   const trees = new Map<string, string>(); // the ref's folders (for the snapshot's judge)
   const listing = head ? listCommitted(git, head, { under: o.under, skip: aside, trees: o.snapshot ? trees : undefined }) : Promise.resolve(new Map<string, RefBlob>());
@@ -91,7 +95,7 @@ export async function scanForStart(layout: SddLayout, git: Git, head: string | n
   const theirs = part ? await Promise.race([part.restored, part.scan.then((s) => s.restored.paths)]) : [];
   o.onRestored?.(theirs.length ? [...restored.paths, ...theirs] : restored.paths);
   const { changed, missing } = await diffWithRef(layout, ref, clean, files, judge?.see, stamps);
-  const own: StartScan = { changed, missing, restored, snapshot: judge?.verdict() ?? null };
+  const own: StartScan = { changed, missing, restored, snapshot: judge?.verdict() ?? null, rest };
   return part ? joinScans(own, await part.scan) : own;
 }
 
@@ -99,7 +103,7 @@ export async function scanForStart(layout: SddLayout, git: Git, head: string | n
 function joinScans(own: StartScan, other: StartScan): StartScan {
   for (const [rel, oid] of other.changed) own.changed.set(rel, oid);
   const restored = { ...own.restored, paths: own.restored.paths.concat(other.restored.paths) };
-  return { changed: own.changed, missing: own.missing.concat(other.missing), restored, snapshot: own.snapshot };
+  return { ...own, missing: own.missing.concat(other.missing), restored };
 }
 
 // The judge of the snapshot the board loads from (null: unreadable, it loads without): by the ref's listing when

@@ -9,13 +9,14 @@ import { largeBoard, scanOnThread, type EarlyScan } from './start-scan.ts';
 /**
  * On a large board (`large`: estimated), when no journal holds changes to replay (a clean stop): nothing
  * changes the files before the recover would have begun the same comparison, with the same journaled
- * deletes and the ref's head of now. `recover` takes it when it asks the same (start-scan.ts earlyMatches).
+ * deletes and the ref's head of now, leaving what `svc up` leaves for after the start (RecoverOptions.later).
+ * `recover` takes it when it asks the same (start-scan.ts earlyMatches).
  */
 export async function scanEarly(layout: SddLayout, git: Git, o: { large?: boolean } = {}): Promise<EarlyScan | null> {
   if (journalPending(layout) || !(o.large ?? largeBoard(layout))) return null;
   const head = await refCommit(git, STATE_REF);
   const deletions = readJournalDeletes(layout);
-  const asked = { restore: true, deletions: new Set(deletions), snapshot: layout.boardSnapshot };
-  return { ...scanOnThread(layout, head, asked), job: { head, deletions, snapshot: layout.boardSnapshot } };
+  const asked = { restore: true, deletions: new Set(deletions), snapshot: layout.boardSnapshot, later: true };
+  return { ...scanOnThread(layout, head, asked), job: { head, deletions, snapshot: layout.boardSnapshot, later: true } };
 }
 

@@ -12,6 +12,7 @@ const scan = await scanForStart(sddLayout(job.root), createGit(job.root), job.he
   ...(job.under ? { under: job.under } : { split: true }),
   ...(job.deletions ? { deletions: new Set(job.deletions) } : {}),
   ...(job.snapshot ? { snapshot: job.snapshot } : {}),
+  later: job.later,
   onRestored: (paths) => parentPort!.postMessage({ restored: paths } satisfies ScanReply),
 });
 parentPort!.postMessage({ scan } satisfies ScanReply);

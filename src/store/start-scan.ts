@@ -9,7 +9,7 @@ import type { SddLayout } from './layout.ts';
 import type { StartScan } from './recover.ts';
 
 /** What the thread is asked: `scanForStart` over the tree at `root`. */
-export interface ScanJob { root: string; head: string | null; restore: boolean; deletions: string[] | null; snapshot: string | null; under: string | null }
+export interface ScanJob { root: string; head: string | null; restore: boolean; deletions: string[] | null; snapshot: string | null; under: string | null; later: boolean }
 /** The thread says when the files are all there (restored), then what it found. */
 export type ScanReply = { restored: readonly string[] } | { scan: StartScan };
 
@@ -36,8 +36,8 @@ export function largeBoard(layout: SddLayout): boolean {
 export interface ThreadScan { restored: Promise<readonly string[]>; scan: Promise<StartScan> }
 
 /** `scanForStart` on a thread of its own (`under`: of that top-level folder only). */
-export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'snapshot'> & { under?: string }): ThreadScan {
-  const job: ScanJob = { root: layout.root, head, restore: o.restore ?? false, deletions: o.deletions ? [...o.deletions] : null, snapshot: o.snapshot ?? null, under: o.under ?? null };
+export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'snapshot' | 'later'> & { under?: string }): ThreadScan {
+  const job: ScanJob = { root: layout.root, head, restore: o.restore ?? false, deletions: o.deletions ? [...o.deletions] : null, snapshot: o.snapshot ?? null, under: o.under ?? null, later: o.later ?? false };
   let restoredNow!: (paths: readonly string[]) => void;
   const restored = new Promise<readonly string[]>((resolve) => { restoredNow = resolve; });
   const scan = new Promise<StartScan>((resolve, reject) => {
@@ -56,11 +56,11 @@ export function scanOnThread(layout: SddLayout, head: string | null, o: Pick<Rec
 }
 
 /** The start's comparison begun before the server's modules load (start-early.ts). */
-export interface EarlyScan extends ThreadScan { job: Pick<ScanJob, 'head' | 'deletions' | 'snapshot'> }
+export interface EarlyScan extends ThreadScan { job: Pick<ScanJob, 'head' | 'deletions' | 'snapshot' | 'later'> }
 
 /** Whether `early` is the comparison these options ask for (else it is left to finish and not used). */
-export function earlyMatches(early: EarlyScan, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'snapshot'>): boolean {
+export function earlyMatches(early: EarlyScan, head: string | null, o: Pick<RecoverOptions, 'deletions' | 'restore' | 'snapshot' | 'later'>): boolean {
   const asked = [...(o.deletions ?? [])].sort();
-  return early.job.head === head && o.restore === true && (o.snapshot ?? null) === early.job.snapshot
+  return early.job.head === head && o.restore === true && (o.snapshot ?? null) === early.job.snapshot && early.job.later === (o.later ?? false)
     && asked.length === (early.job.deletions ?? []).length && [...(early.job.deletions ?? [])].sort().every((d, i) => d === asked[i]);
 }

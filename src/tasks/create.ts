@@ -80,10 +80,14 @@ export interface BackfillGates { readable?: Promise<unknown>; writable?: Promise
 /**
  * Write the EU AI Act record of every task on the board that has none (at start); returns how many were
  * written. The folder is read once `readable`, the writes wait for `writable`: a start finds what is missing
- * while it still compares the files with the ref (100k names, ~0.15 s), and writes after.
+ * while it still compares the files with the ref (100k names, ~0.15 s), and writes after. The tasks are those on
+ * the board now: when the folder is compared after the start, a task created meanwhile has its record from its
+ * creation, written behind the journal (it may not be in the folder yet).
  */
 export async function backfillRiskRecords(svc: TaskService, gates: BackfillGates = {}): Promise<number> {
   const dir = svc.deps.layout.euAiActDir;
+  const ids: string[] = [];
+  for (const t of svc.board.each()) ids.push(t.id);
   await gates.readable;
   const names: string[] = [];
   try {
@@ -93,10 +97,15 @@ export async function backfillRiskRecords(svc: TaskService, gates: BackfillGates
   }
   const have = new Set(names.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)));
   const missing: Task[] = [];
-  for (const t of svc.board.each()) if (!have.has(t.id)) missing.push(t);
+  for (const id of ids) {
+    const t = have.has(id) ? undefined : svc.board.get(id);
+    if (t) missing.push(t);
+  }
   await gates.writable;
-  // Temp files of a server SIGKILLed mid-write; we hold the server lock, so they are dead.
-  await Promise.all(names.filter((f) => f.endsWith('.tmp')).map((f) => rm(join(dir, f), { force: true })));
+  // Temp files of a server SIGKILLed mid-write (we hold the server lock, so they are dead); this one's own are
+  // its writes in flight (atomic.ts tempPathFor names them by pid).
+  const mine = `.${process.pid}.`;
+  await Promise.all(names.filter((f) => f.endsWith('.tmp') && !f.includes(mine)).map((f) => rm(join(dir, f), { force: true })));
   // 64 at a time, so an old board's records share journal datasyncs instead of paying one each.
   for (let i = 0; i < missing.length; i += 64) {
     await Promise.all(missing.slice(i, i + 64).map((t) => svc.deps.store.writeJson(svc.deps.layout.euAiAct(t.id), classifyTask(t), `eu_ai_act ${t.id}`)));

@@ -259,10 +259,49 @@ recover('the comparison begun early restores before the recover runs, and the re
   assert.is(readFileSync(layout.task('b2'), 'utf8'), '{"id":"b2"}\n', 'restored before the recover runs');
   assert.not.ok(existsSync(layout.task('d4')), 'a journaled delete is not restored');
   const told: string[][] = [];
-  const r = await newCommitter().recover({ early, restore: true, deletions: DELETED, snapshot: layout.boardSnapshot, onRestored: (paths) => told.push([...paths].sort()) });
+  const r = await newCommitter().recover({ early, restore: true, later: true, deletions: DELETED, snapshot: layout.boardSnapshot, onRestored: (paths) => told.push([...paths].sort()) });
   assert.equal(told, [['eu_ai_act/e2.json', 'tasks/b2/b2.json']]);
+  assert.is(r.rest, null, 'after a crash nothing is left for after the start');
   assert.is(r.commit?.message, 'recover: restored 2, committed 2, deleted 2 (eu_ai_act/e1.json, eu_ai_act/e4.json, tasks/a1/a1.json, tasks/d4/d4.json)');
   assert.equal(refBlobs(), await diskBlobs());
+});
+
+// After a clean stop, `svc up` leaves a large board's EU AI Act folder (a third of a 100k start's CPU) for after
+// the start: committer.finishStart() compares it, restores what is missing and commits what changed, before `compared`.
+recover('after a clean stop, a large board\'s EU AI Act folder is compared by finishStart(), not before', async () => {
+  const layout = sddLayout(repo.dir);
+  for (const id of ['a1', 'b2']) {
+    mkdirSync(dirname(layout.task(id)), { recursive: true });
+    writeFileSync(layout.task(id), `{"id":"${id}"}\n`);
+    mkdirSync(layout.euAiActDir, { recursive: true });
+    writeFileSync(layout.euAiAct(`e${id[1]}`), `{"task":"${id}"}\n`);
+  }
+  const first = newCommitter();
+  await first.recover();
+  await first.stop(); // a clean stop
+  rmSync(layout.euAiAct('e2'));
+  writeFileSync(layout.euAiAct('e1'), '{"task":"a1","edited":true}\n');
+  writeFileSync(layout.task('a1'), '{"id":"a1","edited":true}\n');
+  const c = newCommitter();
+  let compared = false;
+  void c.compared.then(() => { compared = true; });
+  const r = await c.recover({ thread: true, restore: true, later: true });
+  assert.is(r.rest, 'eu_ai_act');
+  assert.is(r.commit?.message, 'recover: committed 1 (tasks/a1/a1.json)', 'the task files are compared before the recover returns');
+  c.start();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.not.ok(existsSync(layout.euAiAct('e2')), 'the folder waits for finishStart()');
+  assert.not.ok(compared);
+  c.finishStart();
+  await c.compared;
+  assert.is(readFileSync(layout.euAiAct('e2'), 'utf8'), '{"task":"b2"}\n', 'restored from the ref');
+  assert.is(c.pending, 1, 'the edited record is marked for the next commit');
+  await c.stop();
+  assert.equal(refBlobs(), await diskBlobs(), 'committed by the stop');
+  // That stop was clean too: the next start leaves the folder again; a journaled delete in it makes it compared now.
+  assert.is((await newCommitter().recover({ thread: true, restore: true, later: true })).rest, 'eu_ai_act');
+  assert.is((await newCommitter().recover({ thread: true, restore: true, later: true, deletions: new Set(['eu_ai_act/e9.json']) })).rest, null);
+  assert.is((await newCommitter().recover({ thread: true, restore: true })).rest, null, 'only when asked');
 });
 
 recover('no comparison begins early while a journal holds changes to replay, nor on a small board', async () => {
