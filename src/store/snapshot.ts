@@ -3,8 +3,8 @@
 // record from the snapshot only when the comparison with refs/sdd/state (recover.ts) found that same blob
 // id on disk, so a file edited, replaced or deleted meanwhile is read as without a snapshot.
 //
-// Layout: chunks of records (each a JSON array of the files' texts), the index (a JSON array of path, blob
-// id, path, blob id…), then one trailer line saying how long each part is and the git tree id of each folder
+// Layout: chunks of records (each a JSON array: its key list, then each record as the row of its values or as
+// its file's text: snapshot-rows.ts), the index (a JSON array of path, blob id, path, blob id…), then one trailer line saying how long each part is and the git tree id of each folder
 // the records are in. The file's size must be the sum, so a torn file is refused before anything is parsed.
 // A start whose ref has those same trees judges the snapshot without its index (snapshot-judge.ts refJudge).
 import { closeSync, fstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
@@ -13,8 +13,11 @@ import { treeObject } from './big-folder.ts';
 import { readFully } from './disk.ts';
 import { blobId } from './git-objects.ts';
 import { stableStringify } from './records/cas.ts';
+import { parseRows, RowChunk } from './snapshot-rows.ts';
 
-const FORMAT = 'svc-snapshot/1';
+const FORMAT = 'svc-snapshot/2';
+// Its chunks were arrays of the records' texts: still read (a start after an upgrade).
+const TEXTS = 'svc-snapshot/1';
 // Records per chunk: a chunk is one buffer and one JSON.parse at either end (~1 MB), memory stays flat.
 const CHUNK = 1000;
 // The trailer is read from the last bytes (its chunk sizes: ~7 bytes per 1,000 records).
@@ -38,15 +41,14 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
   const folders = new Map<string, Map<string, string>>();
   const chunks: number[] = [];
   try {
-    let texts: string[] = [];
+    const chunk = new RowChunk();
     const flush = () => {
-      if (!texts.length) return;
-      chunks.push(writeSync(fd, Buffer.from(`[${texts.join(',')}]`)));
-      texts = [];
+      if (chunk.size) chunks.push(writeSync(fd, Buffer.from(chunk.text())));
     };
     for (const [rel, value] of items) {
       if (!rel.startsWith(prefix)) throw new Error(`snapshot: ${rel} is outside ${prefix}`);
-      const text = recordText(value);
+      const ordered = keysInOrder(value);
+      const text = ordered ? JSON.stringify(value, null, 2) + '\n' : stableStringify(value);
       const oid = blobId(Buffer.from(text));
       index.push(rel, oid);
       const cut = rel.lastIndexOf('/');
@@ -54,8 +56,8 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
       let folder = folders.get(dir);
       if (!folder) folders.set(dir, (folder = new Map()));
       folder.set(rel.slice(cut + 1), oid);
-      texts.push(text);
-      if (texts.length === CHUNK) {
+      chunk.add(value, text, ordered);
+      if (chunk.size === CHUNK) {
         flush();
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -104,7 +106,8 @@ export function readSnapshotRecords<T>(file: string): SnapshotRecords<T> {
       if (len > buf.length) buf = Buffer.allocUnsafe(len);
       readExactly(fd, buf, len, at);
       at += len;
-      for (const v of JSON.parse(buf.toString('utf8', 0, len)) as T[]) values.push(v);
+      if (t.format === TEXTS) for (const v of JSON.parse(buf.toString('utf8', 0, len)) as T[]) values.push(v);
+      else parseRows(buf.toString('utf8', 0, len), values);
     }
     if (values.length !== t.count) throw new Error(`${values.length} record(s), the trailer says ${t.count}`);
     return { stamp, prefix: t.prefix, values };
@@ -151,7 +154,7 @@ function withSnapshot<R>(file: string, body: (fd: number, t: Trailer, stamp: str
     const start = text.lastIndexOf('\n', text.length - 2);
     if (start < 0 || !text.endsWith('\n')) return { reason: 'no trailer (torn)' };
     const t = JSON.parse(text.slice(start + 1)) as Trailer;
-    if (t.format !== FORMAT) return { reason: `format ${JSON.stringify(t.format)}, not ${FORMAT}` };
+    if (t.format !== FORMAT && t.format !== TEXTS) return { reason: `format ${JSON.stringify(t.format)}, not ${FORMAT}` };
     const body_ = t.chunks.reduce((a, b) => a + b, 0) + t.index;
     if (body_ + (text.length - start) !== st.size) return { reason: `${st.size} bytes, the trailer says ${body_ + text.length - start} (torn)` };
     return body(fd, t, stamp);
