@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import type { Clock } from '../lib/clock.ts';
 import { conflict, notFound, unprocessable } from '../lib/http-error.ts';
 import { defineRoute, type Route } from '../lib/route.ts';

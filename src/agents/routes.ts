@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { writeFile, mkdir } from 'node:fs/promises';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { notFound } from '../lib/http-error.ts';
 import { defineRoute, RAW, type Route, type RouteContext } from '../lib/route.ts';
 import { isValidId } from '../store/ids.ts';

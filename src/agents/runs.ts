@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from '../lib/typebox.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { RecordStore } from '../store/types.ts';
 

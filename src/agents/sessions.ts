@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from '../lib/typebox.ts';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile } from 'node:fs/promises';
-import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Type, type Static, Value } from '../lib/typebox.ts';
 import lockfile from 'proper-lockfile';
 import type { Clock } from '../lib/clock.ts';
 import { notFound } from '../lib/http-error.ts';

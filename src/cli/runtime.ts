@@ -271,7 +271,7 @@ async function startSso(o: RuntimeOptions, audit: { append(entry: AuditEntry): P
 
 // Under the server lock: write back what is still missing (journaled deletes excepted), commit what
 // differs and the journaled deletes, then say in words what happened. After a clean stop, a large board's
-// EU AI Act folder is left for after the start (committer.start): the folder it returns, or null.
+// EU AI Act folder is left for after the start (committer.finishStart): the folder it returns, or null.
 async function recoverState(layout: SddLayout, committer: StateCommitter, o: Omit<RecoverOptions, 'restored'> & { before: RestoreResult | null | undefined }, log: Logger): Promise<string | null> {
   // The per-task folders are restored here (initSdd restored only the rest), from the listings the recover makes.
   const { before, ...rest } = o;

@@ -2,8 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { Value } from '@sinclair/typebox/value';
-import type { TSchema } from '@sinclair/typebox';
+import { Value, type TSchema } from '../lib/typebox.ts';
 import { holdsScope, type Authenticator } from '../auth/index.ts';
 import { forbidden, HttpError, unprocessable } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';

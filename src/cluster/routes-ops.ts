@@ -1,5 +1,5 @@
 // POST /cluster/steal, /cluster/claims/gossip and /cluster/tokens/revoke: the cluster's operations not about one node.
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { defineRoute, type Principal, type Route } from '../lib/route.ts';
 import { unprocessable } from '../lib/http-error.ts';
 import * as S from './schema.ts';

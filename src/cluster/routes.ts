@@ -1,5 +1,5 @@
 // The /cluster/nodes routes and GET /cluster/status (INTERFACE.md Cluster (HTTP)); scopes on the records.
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '../lib/typebox.ts';
 import { defineRoute, reply, type Route } from '../lib/route.ts';
 import type { OperatorEvent } from './registry.ts';
 import * as S from './schema.ts';

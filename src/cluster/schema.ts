@@ -1,5 +1,5 @@
 // Request and response shapes of the cluster (one TypeBox schema each: type, validator, OpenAPI component).
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from '../lib/typebox.ts';
 
 const Str = (o: { maxLength?: number; minLength?: number; pattern?: string; description?: string } = {}) => Type.String({ maxLength: 2048, ...o });
 const Count = (description: string) => Type.Integer({ minimum: 0, maximum: 100_000, description });

@@ -1,5 +1,5 @@
 import { readFileSync, existsSync } from 'node:fs';
-import { Value } from '@sinclair/typebox/value';
+import { Value } from '../lib/typebox.ts';
 import { parseDocument } from 'yaml';
 import { ConfigSchema, type Config } from './schema.ts';
 

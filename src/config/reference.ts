@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import type { TSchema } from '../lib/typebox.ts';
 import { KEY_DOCS, KEY_OVERRIDES } from './describe.ts';
 import { ConfigSchema } from './schema.ts';
 

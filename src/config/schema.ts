@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from '../lib/typebox.ts';
 
 // Every configuration key with its default, in one place. config.yaml is validated against this.
 const Gate = Type.Object({

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Static, TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from './typebox.ts';
 
 /** Who may call a route. `read` < `task` < `operate` < `admin`; `public` needs nothing; `hmac` verifies its own signature. */
 export type Access = 'public' | 'hmac' | 'read' | 'task' | 'operate' | 'admin';

@@ -1,7 +1,7 @@
 // POST|GET|DELETE /mcp (MCP streamable HTTP) behind the API's own bearer authentication, and the OAuth
 // protected resource metadata (RFC 9728) the MCP authorization spec asks an HTTP server to publish.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { forbidden } from '../lib/http-error.ts';
 import { defineRoute, RAW, type Route, type RouteContext } from '../lib/route.ts';
 import { sendJson } from '../server/index.ts';

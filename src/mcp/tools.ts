@@ -1,6 +1,6 @@
 // The MCP tools: each one names the API operation it mirrors (access level, task scope) and builds its
 // input schema from the API's own request shapes, so a tool accepts what the endpoint accepts.
-import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { Type, type TObject, type TSchema } from '../lib/typebox.ts';
 import * as S from './board.ts';
 import type { Caller, McpBoard, Task } from './board.ts';
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { notFound } from '../lib/http-error.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';
 import type { Git } from '../store/git-cli.ts';

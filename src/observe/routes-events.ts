@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';
 import type { BoardFeed } from './board-feed.ts';
 import type { BoardSource } from './board-source.ts';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { defineRoute, RAW, type Route, type RouteContext } from '../lib/route.ts';
 import { sendBody, type ObserveCore } from './core.ts';
 import { AGENT_COLUMNS, agentRows, EXPORT_FORMATS, selectTasks, streamExport, TASK_COLUMNS, taskRow, type ExportFormat } from './export.ts';

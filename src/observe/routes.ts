@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';
 import { sendBody, snapshotVersion, viewOf, type ObserveCore } from './core.ts';
 import { buildDashboard } from './dashboard.ts';

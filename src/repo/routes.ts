@@ -3,7 +3,7 @@
 // server then runs gates and merges as for local agents (DECISIONS.md Cluster: workers).
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { badRequest, forbidden } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import { defineRoute, RAW, type Principal, type Route } from '../lib/route.ts';

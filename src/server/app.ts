@@ -1,5 +1,5 @@
 import * as http from 'node:http';
-import type { TSchema } from '@sinclair/typebox';
+import type { TSchema } from '../lib/typebox.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
 import type { Config } from '../config/index.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';

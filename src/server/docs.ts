@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { notFound } from '../lib/http-error.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';
 

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '../lib/typebox.ts';
 import type { Route } from '../lib/route.ts';
 
 type Json = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TSchema } from '@sinclair/typebox';
+import type { TSchema } from '../lib/typebox.ts';
 import { accessDenied } from '../auth/roles.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
 import { sessionCookieOf } from '../auth/sso/cookie.ts';

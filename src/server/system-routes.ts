@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import type { Clock } from '../lib/clock.ts';
 import { forbidden } from '../lib/http-error.ts';
 import { defineRoute, RAW, reply, type Principal, type Route } from '../lib/route.ts';

@@ -1,8 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { Value } from '@sinclair/typebox/value';
-import { FormatRegistry } from '@sinclair/typebox';
+import { type TSchema, TypeCompiler, type TypeCheck, ValueErrorType, type ValueError, Value, FormatRegistry } from '../lib/typebox.ts';
 
 /** One entry of a FastAPI-shaped 422 body. */
 export interface ValidationIssue {

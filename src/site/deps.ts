@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
-import type { TSchema } from '@sinclair/typebox';
+import type { TSchema } from '../lib/typebox.ts';
 import type { Route } from '../lib/route.ts';
 import type { Post } from './content.ts';
 import type { SiteOutgoing } from './errors.ts';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { RAW } from '../lib/route.ts';
 import { askMessages, citationsFor, citedNumbers, NO_MATCH, summariseMessages } from './ask.ts';
 import { defineSiteRoute as route, type SiteDeps, type SiteRoute, type SseLike } from './deps.ts';

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import type { HttpError } from '../lib/http-error.ts';
 import { reply } from '../lib/route.ts';
 import { CSP_BODY_LIMIT, CSP_TYPES, parseCspReport } from './csp.ts';

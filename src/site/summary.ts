@@ -1,7 +1,6 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Type, type Static, Value } from '../lib/typebox.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { stableStringify, writeFileAtomic } from '../store/index.ts';

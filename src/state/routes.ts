@@ -1,5 +1,5 @@
 // `/state.git`: refs/sdd/state over git's smart HTTP, read-only, behind the API's authentication.
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { forbidden } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';

@@ -1,4 +1,4 @@
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { TypeCompiler } from '../lib/typebox.ts';
 import { CompletionPayload } from './schema.ts';
 
 /** What a completion body amounts to under the worker completion contract (DECISIONS.md). */

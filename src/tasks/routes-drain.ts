@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { defineRoute, type Route, type RouteContext } from '../lib/route.ts';
 import { actorOf } from './routes-write.ts';
 import type { TaskService } from './service.ts';

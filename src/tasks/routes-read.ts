@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { HttpError, notFound } from '../lib/http-error.ts';
 import { jsonArray, streamJson, withinBudget } from '../lib/json-stream.ts';
 import { defineRoute, RAW, type Route } from '../lib/route.ts';

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '../lib/typebox.ts';
 import { forbidden, unprocessable } from '../lib/http-error.ts';
 import { defineRoute, reply, type Route, type RouteContext } from '../lib/route.ts';
 import { claimBatch, claimNext, claimOne } from './claims.ts';

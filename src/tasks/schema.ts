@@ -1,5 +1,5 @@
 // Longer than 200 lines on purpose: every task-domain shape lives here so the OpenAPI components come from one file.
-import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '../lib/typebox.ts';
 
 /** Task states of DECISIONS.md (Tasks, States and transitions). */
 export const TASK_STATUSES = [

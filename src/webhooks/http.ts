@@ -1,6 +1,6 @@
 // What the webhook routes share: header lookup, response documentation, and background jobs to wait for.
 import type { IncomingMessage } from 'node:http';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import type { HeaderGet } from './trackers/types.ts';
 
 /** Header lookup by lower-case name; the first value of a repeated header. */

@@ -1,5 +1,5 @@
 // POST /webhooks/chat/commands and /webhooks/chat/events: signed by the chat platform, one task per message.
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import type { Clock } from '../lib/clock.ts';
 import { badRequest, HttpError, notFound, unauthorized } from '../lib/http-error.ts';
 import type { Logger } from '../lib/log.ts';

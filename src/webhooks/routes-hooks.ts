@@ -1,5 +1,5 @@
 // POST /webhook (a signed TaskCreate) and POST /hooks/{session_id} (agent hook events into the session's log).
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import type { Clock } from '../lib/clock.ts';
 import { badRequest, notFound, unauthorized, unavailable } from '../lib/http-error.ts';
 import { defineRoute, reply, type Route } from '../lib/route.ts';

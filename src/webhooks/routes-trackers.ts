@@ -1,5 +1,5 @@
 // POST /webhooks/trackers/<adapter>: a tracker delivery, verified over its exact bytes, upserted once.
-import { Type } from '@sinclair/typebox';
+import { Type } from '../lib/typebox.ts';
 import { defineRoute, reply, type Route } from '../lib/route.ts';
 import { E, headerGet } from './http.ts';
 import type { TrackerReceiver } from './receiver.ts';

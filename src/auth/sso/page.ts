@@ -1,7 +1,7 @@
 // GET /auth/device: the small page where a signed-in person sees who they are and enters the code
 // their terminal shows (`svc login`); not signed in, it offers the enabled providers.
 import { randomBytes } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../lib/typebox.ts';
 import { defineRoute, RAW, type Principal, type Route } from '../../lib/route.ts';
 import type { SsoHttp } from './http.ts';
 import { normalizeUserCode } from './device.ts';

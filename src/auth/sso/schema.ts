@@ -1,5 +1,5 @@
 // Request and response shapes of the /auth routes (one TypeBox schema each: type, validator, OpenAPI).
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../lib/typebox.ts';
 
 const Str = (o: { maxLength?: number; minLength?: number } = {}) => Type.String({ maxLength: 2048, ...o });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
