@@ -16,8 +16,12 @@ export type ScanReply = { restored: readonly string[] } | { scan: StartScan };
 // Below this many task files the thread's own start (~50 ms, more under tsx) costs more than it saves.
 const THREAD_FROM_TASKS = 20_000;
 
-/** A board worth a thread, estimated from a few listings: shard folders × the files of the first one. */
+/**
+ * A board worth a thread, estimated from a few listings: shard folders × the files of the first one.
+ * `SVC_TEST_LARGE_BOARD=1` says yes for any board (tests of a large board's start, without 20,000 tasks).
+ */
 export function largeBoard(layout: SddLayout): boolean {
+  if (process.env.SVC_TEST_LARGE_BOARD === '1') return true;
   let shards: string[];
   try {
     shards = readdirSync(layout.tasksDir).filter((n) => !n.startsWith('.'));
