@@ -45,7 +45,9 @@ journal('a checkpoint comes when the board goes quiet, when the oldest change is
   const { layout, store, timers, paths } = open({ journal: { intervalMs: 100, maxAgeMs: 1000, syncFs: async () => { syncs.push(timers.now()); } } });
   const abs = layout.task('q01');
   await store.create<Counter>(abs, { version: 1, counter: 0 });
-  const step = async (ms: number) => { await timers.advance(ms); await sleep(20); };
+  // Manual time, then real time until the files are written behind (the checkpoint's first wait): a fixed
+  // 20 ms was too little for that on a loaded machine.
+  const step = async (ms: number) => { await timers.advance(ms); await sleep(10); for (let i = 0; i < 300 && store.backlog > 0; i++) await sleep(5); };
   const t0 = timers.now();
   // A change every 50 ms (the interval is 100): no checkpoint until the oldest change is 1 s old, then one.
   let firstAt = -1;
@@ -70,7 +72,8 @@ journal('a checkpoint comes when the board goes quiet, when the oldest change is
   const big = open({ journal: { intervalMs: 100_000, maxAgeMs: 100_000, maxBytes: 4096, syncFs: async () => { syncs.push(-1); } } });
   const n = syncs.length;
   for (let i = 0; i < 20; i++) await big.store.update<{ version: number; pad: string }>(big.layout.task('q02'), (t) => ({ version: t?.version ?? 1, pad: 'x'.repeat(500) }), {}).catch(() => big.store.create(big.layout.task('q02'), { version: 1, pad: 'x'.repeat(500) }));
-  for (let i = 0; i < 50 && syncs.length === n; i++) await sleep(10);
+  // Real time only for the checkpoint's own work to run (up to 5 s on a loaded machine; 0.5 s was once too little in CI).
+  for (let i = 0; i < 500 && syncs.length === n; i++) await sleep(10);
   assert.ok(syncs.length > n, 'a journal past maxBytes is checkpointed without waiting for time');
   await big.store.close();
 });
