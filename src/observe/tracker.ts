@@ -26,7 +26,10 @@ export class TaskTracker {
   // Per task one number, version × 32 + the status's code (a small integer, no object: 100k finished tasks
   // kept 8 MiB of records here); since when a task is open only for open tasks (the claim wait needs it).
   private seen = new Map<string, number>();
+  // Since when, in ms after `base` (the first such time seen): a small integer within ~12 days of it, where epoch
+  // ms would be a boxed heap number per open task (1.6 MiB at 100k); times further off are still exact, boxed.
   private openSince = new Map<string, number>();
+  private base = 0;
   private codes: string[] = [];
 
   get size(): number { return this.seen.size; }
@@ -45,7 +48,7 @@ export class TaskTracker {
     if (from !== t.status) this.remember(t.id, t.status, t.version, prev === undefined ? t.created_at : t.updated_at);
     else this.seen.set(t.id, t.version * 32 + (prev! % 32));
     const claimWaitS = from === 'open' && t.status === 'claimed' && since !== undefined
-      ? Math.max(0, (ms(t.claimed_at ?? t.updated_at) - since) / 1000)
+      ? Math.max(0, (ms(t.claimed_at ?? t.updated_at) - (this.base + since)) / 1000)
       : null;
     return { kind: prev === undefined ? 'created' : 'updated', from, to: t.status, claimWaitS, manualMerge: from === 'blocked' && t.status === 'closed' };
   }
@@ -61,7 +64,10 @@ export class TaskTracker {
     let code = this.codes.indexOf(status);
     if (code < 0) code = this.codes.push(status) - 1; // the task statuses: far fewer than 32
     this.seen.set(id, version * 32 + code);
-    if (status === 'open') this.openSince.set(id, ms(since));
-    else this.openSince.delete(id);
+    if (status !== 'open') this.openSince.delete(id);
+    else {
+      if (this.base === 0) this.base = ms(since);
+      this.openSince.set(id, ms(since) - this.base);
+    }
   }
 }

@@ -357,6 +357,11 @@ export function compactTask(t: Task): Task {
   return t;
 }
 
+// An integer field's value as a small integer. A schema's default filled in by the validator comes as a boxed
+// heap number (2.0), and one such value made `priority` and `max_retries` boxed doubles in every task (a heap
+// number each: 4.6 MiB at 100k tasks, and one more allocation per change). Both are validated integers <= 1000.
+const small = (n: number): number => n | 0;
+
 /**
  * A new open task from what a client asked for, with its id, time and tenant. Its keys are in the order a
  * task file has (sorted), so its record and every record spread from it are written without a sort.
@@ -367,11 +372,11 @@ export function newTask(create: TaskCreate, ctx: NewTaskContext): Task {
     claim_count: 0, claimed_at: null, claimed_by_session: null, completed_at: null,
     complexity: create.complexity ?? 'medium', created_at: ctx.now, depends_on: listOf(create.depends_on),
     description: create.description ?? '', estimated_minutes: create.estimated_minutes ?? 30, failure: null, id: ctx.id,
-    max_retries: create.max_retries ?? 2,
+    max_retries: small(create.max_retries ?? 2),
     metadata: create.metadata && Object.keys(create.metadata).length ? { ...create.metadata } : NO_METADATA,
     model: create.model ?? null, node_id: null, owned_files: listOf(create.owned_files),
     parent_session_id: create.parent_session_id ?? null, parent_task_id: create.parent_task_id ?? null,
-    priority: create.priority ?? 2, result_summary: null, retry_count: 0, role: create.role ?? 'backend',
+    priority: small(create.priority ?? 2), result_summary: null, retry_count: 0, role: create.role ?? 'backend',
     scope: create.scope ?? 'medium', status: 'open', status_reason: null, tenant: ctx.tenant, title: create.title,
     updated_at: ctx.now, version: 1,
   };

@@ -52,6 +52,10 @@ test('tracker: created, transitions, claim wait from the time the task became op
   assert.is(again?.claimWaitS, 5, 'released and claimed again: the wait counts from the release');
   tr.observe(task('a', 'blocked', 5, '2026-01-01T00:02:00.000Z'));
   assert.is(tr.observe(task('a', 'closed', 6, '2026-01-01T00:03:00.000Z'))?.manualMerge, true);
+  // Open since long before or after the first time seen (kept relative to it): the wait is still exact.
+  tr.seed([{ id: 'old', status: 'open', version: 1, updated_at: '2024-01-01T00:00:00.000Z' }, { id: 'new', status: 'open', version: 1, updated_at: '2027-06-01T00:00:00.250Z' }]);
+  assert.is(tr.observe(task('old', 'claimed', 2, '2026-01-01T00:00:00.000Z', { claimed_at: '2026-01-01T00:00:00.000Z' }))?.claimWaitS, 731 * 86400);
+  assert.is(tr.observe(task('new', 'claimed', 2, '2027-06-01T00:00:01.000Z', { claimed_at: '2027-06-01T00:00:01.000Z' }))?.claimWaitS, 0.75);
 });
 
 test('feed: task changes and progress become numbered events for subscribers, with the card and the metrics told', () => {
