@@ -11,6 +11,9 @@ export function tempPathFor(abs: string): string {
   return join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
+/** A temp file name (tempPathFor's) of a write this process has in flight, not a dead writer's. */
+export const isOwnTemp = (name: string): boolean => name.endsWith('.tmp') && name.includes(`.${process.pid}.`);
+
 export interface AtomicOptions {
   faults?: Faults;
   /** File mode of a new file (default 0644). */

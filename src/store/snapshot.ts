@@ -4,8 +4,8 @@
 // id on disk, so a file edited, replaced or deleted meanwhile is read as without a snapshot.
 //
 // Layout: chunks of records (each a JSON array: its key list, then each record as the row of its values or as
-// its file's text: snapshot-rows.ts), the index (a JSON array of path, blob id, path, blob id…), then one trailer line saying how long each part is and the git tree id of each folder
-// the records are in. The file's size must be the sum, so a torn file is refused before anything is parsed.
+// its file's text: snapshot-rows.ts), the index (a JSON array of path, blob id, path, blob id…), then one
+// trailer line saying how long each part is and the git tree id of each folder the records are in. The file's size must be the sum, so a torn file is refused before anything is parsed.
 // A start whose ref has those same trees judges the snapshot without its index (snapshot-judge.ts refJudge).
 import { closeSync, fstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { tempPathFor } from './atomic.ts';
@@ -48,7 +48,7 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
     for (const [rel, value] of items) {
       if (!rel.startsWith(prefix)) throw new Error(`snapshot: ${rel} is outside ${prefix}`);
       const ordered = keysInOrder(value);
-      const text = ordered ? JSON.stringify(value, null, 2) + '\n' : stableStringify(value);
+      const text = recordText(value, ordered);
       const oid = blobId(Buffer.from(text));
       index.push(rel, oid);
       const cut = rel.lastIndexOf('/');
@@ -81,8 +81,8 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
  * A record's file text (stableStringify), from the native serialiser when its keys are in order already
  * (a record read from its file, or changed from one): half the CPU of sorting every object again.
  */
-export function recordText(value: unknown): string {
-  return keysInOrder(value) ? JSON.stringify(value, null, 2) + '\n' : stableStringify(value);
+export function recordText(value: unknown, ordered = keysInOrder(value)): string {
+  return ordered ? JSON.stringify(value, null, 2) + '\n' : stableStringify(value);
 }
 
 function keysInOrder(v: unknown): boolean {

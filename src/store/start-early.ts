@@ -16,7 +16,7 @@ export async function scanEarly(layout: SddLayout, git: Git, o: { large?: boolea
   if (journalPending(layout) || !(o.large ?? largeBoard(layout))) return null;
   const head = await refCommit(git, STATE_REF);
   const deletions = readJournalDeletes(layout);
-  const asked = { restore: true, deletions: new Set(deletions), snapshot: layout.boardSnapshot, later: true };
-  return { ...scanOnThread(layout, head, asked), job: { head, deletions, snapshot: layout.boardSnapshot, later: true } };
+  const job = { head, deletions, snapshot: layout.boardSnapshot, later: true };
+  return { ...scanOnThread(layout, head, { ...job, restore: true, deletions: new Set(deletions) }), job };
 }
 

@@ -9,7 +9,7 @@ import { STATE_REF, type SddLayout } from './layout.ts';
 import { scanOnThread } from './start-scan.ts';
 
 /** Compare `folder` (relative to `.sdd`) with the ref at `head` on a thread; true once done, false when it failed (said). */
-export async function compareRest(layout: SddLayout, head: string | null, folder: string, touch: (abs: string, note?: string) => void, log: Logger): Promise<boolean> {
+async function compareRest(layout: SddLayout, head: string | null, folder: string, touch: (abs: string, note?: string) => void, log: Logger): Promise<boolean> {
   try {
     const { changed, missing, restored } = await scanOnThread(layout, head, { restore: true, under: folder }).scan;
     let note: string | undefined = `${folder}: ${changed.size} file(s) changed while the server was down`;

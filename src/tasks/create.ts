@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { classifyTask } from '../compliance/index.ts';
 import { notFound, unprocessable } from '../lib/http-error.ts';
+import { isOwnTemp } from '../store/atomic.ts';
 import { folderEntries } from '../store/sdd-walk.ts';
 import { RecordExists } from '../store/types.ts';
 import { findCycle } from './graph.ts';
@@ -103,9 +104,8 @@ export async function backfillRiskRecords(svc: TaskService, gates: BackfillGates
   }
   await gates.writable;
   // Temp files of a server SIGKILLed mid-write (we hold the server lock, so they are dead); this one's own are
-  // its writes in flight (atomic.ts tempPathFor names them by pid).
-  const mine = `.${process.pid}.`;
-  await Promise.all(names.filter((f) => f.endsWith('.tmp') && !f.includes(mine)).map((f) => rm(join(dir, f), { force: true })));
+  // its writes in flight.
+  await Promise.all(names.filter((f) => f.endsWith('.tmp') && !isOwnTemp(f)).map((f) => rm(join(dir, f), { force: true })));
   // 64 at a time, so an old board's records share journal datasyncs instead of paying one each.
   for (let i = 0; i < missing.length; i += 64) {
     await Promise.all(missing.slice(i, i + 64).map((t) => svc.deps.store.writeJson(svc.deps.layout.euAiAct(t.id), classifyTask(t), `eu_ai_act ${t.id}`)));
