@@ -5,6 +5,7 @@ import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isMissing, storageError, type Faults } from './disk.ts';
 import { syncDir } from './atomic.ts';
+import { dataEnd, zeroFill } from './prealloc.ts';
 
 /** Hooks of an AppendLog; they run inside its one writing loop, so in batch order. */
 export interface AppendLogOptions<T> {
@@ -16,6 +17,11 @@ export interface AppendLogOptions<T> {
   refused?(items: T[], err: unknown): void;
   /** One datasync per batch, and the folder synced when the file is created (default true). */
   durable?: boolean;
+  /**
+   * Keep this many bytes of zeros written past the data (prealloc.ts): a batch then overwrites bytes the
+   * file already has, and its datasync has no new size to record. Readers stop at the first NUL.
+   */
+  preallocate?: number;
   faults?: Faults;
 }
 
@@ -42,7 +48,9 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
   const durable = o.durable ?? true;
   const encode = o.encode ?? ((items: T[]) => (items as unknown as string[]).join(''));
   let fh: FileHandle | undefined;
+  const pre = o.preallocate ?? 0;
   let size = 0; // bytes known to be good: a refused batch is truncated back to here
+  let cap = 0; // preallocated: the file's length (zeros from `size` on)
   let seal = false; // the file ends inside a line (a crash, or a failed truncate): start the next batch with '\n'
   let total = 0;
   let queue: Job<T>[] = [];
@@ -51,12 +59,15 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
 
   const openFile = async () => {
     const created = !(await stat(abs).catch(() => undefined));
-    const h = await open(abs, 'a+', 0o644).catch(async (err: unknown) => {
+    // Preallocated: written at offsets (no O_APPEND), and whatever follows the data is dropped.
+    const flags = pre ? (created ? 'w+' : 'r+') : 'a+';
+    const h = await open(abs, flags, 0o644).catch(async (err: unknown) => {
       if (!isMissing(err)) throw err;
       await mkdir(dirname(abs), { recursive: true });
-      return open(abs, 'a+', 0o644);
+      return open(abs, pre ? 'w+' : 'a+', 0o644);
     });
     size = (await h.stat()).size;
+    if (pre) await h.truncate((cap = size = dataEnd(h.fd, size)));
     seal = size > 0 && !(await endsWithNewline(h, size));
     if (created && durable) await syncDir(dirname(abs)); // the file's own name must survive a power loss
     return h;
@@ -76,7 +87,11 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
       // always: a thread-pool hop costs more latency than the datasync. A larger batch means clients wait
       // in parallel: it is datasynced on the thread pool, so the event loop parses the requests that
       // arrive meanwhile (the next batch) instead of stalling, which matters most on a busy machine.
-      for (let off = 0; off < buf.length;) off += writeSync(fh.fd, buf, off, buf.length - off);
+      if (pre && size + buf.length > cap) {
+        zeroFill(fh.fd, Math.max(cap, size + buf.length), size + buf.length + pre); // synced below, with the batch
+        cap = size + buf.length + pre;
+      }
+      for (let off = 0; off < buf.length;) off += writeSync(fh.fd, buf, off, buf.length - off, pre ? size + off : null);
       if (durable && jobs.length > 2) await datasync(fh.fd);
       else if (durable) fdatasyncSync(fh.fd);
     } catch (err) {
@@ -97,6 +112,7 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
     if (!fh) return;
     try {
       ftruncateSync(fh.fd, size);
+      cap = size;
     } catch {
       const h = fh;
       fh = undefined;
@@ -138,7 +154,7 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
     rotate: (to) => between(async () => {
       await closeFile();
       await rename(abs, to).catch((err: unknown) => { if (!isMissing(err)) throw err; });
-      size = 0;
+      size = cap = 0;
       seal = false;
     }),
     drain: async () => { while (running) await running; },
@@ -155,44 +171,4 @@ export async function endsWithNewline(fh: FileHandle, size: number): Promise<boo
   const buf = Buffer.alloc(1);
   await fh.read(buf, 0, 1, size - 1);
   return buf[0] === 0x0a;
-}
-
-/** Durable JSON-line appends to many files: one AppendLog per file, the least recently used closed beyond `max`. */
-export interface Appenders {
-  /** Append `line` (no newline) to `abs`; resolves once it is on disk. */
-  append(abs: string, line: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** Appenders with datasync; `max` files open at once (default 32). */
-export function createAppenders(o: { faults?: Faults; max?: number } = {}): Appenders {
-  const logs = new Map<string, AppendLog>();
-  const closing = new Map<string, Promise<void>>();
-  const max = o.max ?? 32;
-  // The append is queued before an eviction can close the log: close() runs behind it.
-  const appendTo = async (abs: string, line: string): Promise<void> => {
-    // One writer per file: a log being closed finishes first (checked again after each wait).
-    for (let c = closing.get(abs); c; c = closing.get(abs)) await c;
-    let log = logs.get(abs);
-    if (log) logs.delete(abs); // re-inserted last: most recently used
-    else log = appendLog(abs, { faults: o.faults });
-    logs.set(abs, log);
-    const done = log.append(line + '\n');
-    if (logs.size > max) {
-      const [old, oldLog] = logs.entries().next().value!;
-      logs.delete(old);
-      const closed: Promise<void> = Promise.all([closing.get(old), oldLog.close().catch(() => undefined)])
-        .then(() => { if (closing.get(old) === closed) closing.delete(old); });
-      closing.set(old, closed);
-    }
-    return done;
-  };
-  return {
-    append: appendTo,
-    async close() {
-      await Promise.all([...logs.values()].map((l) => l.close().catch(() => undefined)));
-      logs.clear();
-      await Promise.all(closing.values());
-    },
-  };
 }

@@ -7,7 +7,7 @@ export * from './types.ts';
 export { errnoError, storageError, type Faults } from './disk.ts';
 export { writeFileAtomic } from './atomic.ts';
 export { parseJsonl, readJsonl, scanJsonlBackwards } from './jsonl.ts';
-export { createAppenders, type Appenders } from './append-log.ts';
+export { createAppenders, type Appenders } from './appenders.ts';
 export { dropJournalDeletes, replayJournal, type ReplayResult } from './journal-replay.ts';
 export { stableStringify } from './records/cas.ts';
 export { createOwnedStore, type OwnedStoreOptions } from './records/owned.ts';

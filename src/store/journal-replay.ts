@@ -1,11 +1,12 @@
 // At start, before anything reads records: every journaled change reaches its file, then the journal goes.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../lib/log.ts';
 import { replaceFileSync, writeFileAtomic } from './atomic.ts';
 import { isMissing } from './disk.ts';
 import { journalPaths, listRotated, ROTATED } from './journal.ts';
+import { dataOf, holdsData } from './prealloc.ts';
 import { syncfs } from './syncfs.ts';
 import { missingLines, parseJournal, replayPlan } from './journal-plan.ts';
 import { readTail } from './jsonl.ts';
@@ -51,7 +52,7 @@ export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir
     result.lines += missing.length;
     if (rel.startsWith('audit/')) result.audit += missing.length;
   }
-  if (texts.some((t) => t.length)) await syncFs(layout.sdd);
+  if (texts.some((t) => dataOf(t).length)) await syncFs(layout.sdd);
   for (const n of names) await unlink(join(paths.dir, n)).catch(() => undefined);
   if (result.files || result.lines) log.info(`journal replay: ${result.files} file(s) restored, ${result.lines} line(s) appended (${result.audit} audit record(s))`);
   return result;
@@ -66,7 +67,7 @@ async function appendTo(abs: string, data: string): Promise<void> {
 /** Whether a journal holds changes a replay would write (a crash; a clean stop leaves none). */
 export function journalPending(layout: SddLayout): boolean {
   const paths = journalPaths(layout);
-  if ((statSync(paths.current, { throwIfNoEntry: false })?.size ?? 0) > 0) return true;
+  if (holdsData(paths.current)) return true;
   try {
     return readdirSync(paths.dir).some((n) => ROTATED.test(n));
   } catch {

@@ -66,6 +66,10 @@ export function journalPaths(layout: SddLayout) {
   };
 }
 
+// Zeros kept written past the journal's last line (prealloc.ts): a megabyte costs ~1 ms to add (at most one
+// batch's datasync in each ~1 MiB of journal) and spares every datasync the file's new size, ~90 µs of ~220.
+const PREALLOCATE = 1 << 20;
+
 /** A rotated journal's file name (`rotated` above). */
 export const ROTATED = /^journal\.\d{10}\.jsonl$/;
 
@@ -87,6 +91,7 @@ export function createJournal(o: JournalOptions): Journal {
   let mark: unknown;
   const log = appendLog<JournalOp>(paths.current, {
     faults: o.faults,
+    preallocate: PREALLOCATE,
     encode(ops) {
       mark = o.sealer?.mark();
       for (const op of ops) {

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { appendLog } from '../../src/store/append-log.ts';
 import { errnoError } from '../../src/store/disk.ts';
+import { dataOf } from '../../src/store/prealloc.ts';
 import { StorageUnavailable } from '../../src/store/types.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 
@@ -64,6 +65,42 @@ log('a file torn by a crash is sealed: the next batch starts on a line of its ow
   assert.is(readFileSync(file, 'utf8'), '{"n":1}\n{"n":2,"to\n{"n":3}\n');
   await appendLog(join(tmp.dir, 'never.jsonl')).close();
   assert.not.ok(existsSync(join(tmp.dir, 'never.jsonl')), 'a log that wrote nothing creates no file');
+});
+
+log('preallocated: zeros on disk past the data, refused batches and whatever followed a crash dropped, rotation starts anew', async () => {
+  const file = join(tmp.dir, 'p.jsonl');
+  let fail = false;
+  const w = appendLog(file, { preallocate: 4096, faults: { beforeWrite: (p) => { if (fail) throw errnoError('EIO', p); } } });
+  await w.append('{"n":1}\n');
+  const size = statSync(file).size;
+  assert.ok(size >= 4096 + 8, `the file has zeros past its data (${size} bytes)`);
+  assert.is(readFileSync(file, 'utf8').slice(8).replace(/\0/g, ''), '', 'only zeros follow the data');
+  // A batch larger than what is left grows the file by itself and another 4 KiB of zeros.
+  const big = `{"big":"${'x'.repeat(6000)}"}\n`;
+  await w.append(big);
+  assert.ok(statSync(file).size >= 8 + big.length + 4096, 'grown past the large batch');
+  fail = true;
+  await w.append('{"lost":1}\n').then(() => assert.unreachable('refused'), () => undefined);
+  fail = false;
+  await w.append('{"n":2}\n');
+  assert.is(dataOf(readFileSync(file, 'utf8')), `{"n":1}\n${big}{"n":2}\n`, 'the refused batch left nothing, the next one follows the good data');
+  await w.rotate(join(tmp.dir, 'p.1.jsonl'));
+  await w.append('{"n":3}\n');
+  await w.close();
+  assert.is(dataOf(readFileSync(join(tmp.dir, 'p.1.jsonl'), 'utf8')), `{"n":1}\n${big}{"n":2}\n`);
+  assert.is(dataOf(readFileSync(file, 'utf8')), '{"n":3}\n', 'a new file after the rotation');
+  assert.ok(statSync(file).size >= 4096, 'preallocated too');
+
+  // A crash left a torn line, zeros, then bytes of a batch that was never acknowledged: the data ends at the
+  // first NUL (as readers see it), the rest is dropped, and the next batch starts on a line of its own.
+  const torn = join(tmp.dir, 'torn.jsonl');
+  writeFileSync(torn, Buffer.concat([Buffer.from('{"n":1}\n{"n":2,"to'), Buffer.alloc(100), Buffer.from('{"ghost":1}\n'), Buffer.alloc(50)]));
+  const again = appendLog(torn, { preallocate: 1024, durable: false });
+  await again.append('{"n":3}\n');
+  await again.close();
+  const text = readFileSync(torn, 'utf8');
+  assert.is(dataOf(text), '{"n":1}\n{"n":2,"to\n{"n":3}\n');
+  assert.not.ok(text.includes('ghost'), 'what followed the first NUL is gone from the file');
 });
 
 log.run();

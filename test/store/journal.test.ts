@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { suite } from 'uvu';
@@ -11,7 +11,8 @@ import { errnoError } from '../../src/store/disk.ts';
 import { journalPaths } from '../../src/store/journal.ts';
 import { encodeOp, missingLines, parseJournal, replayPlan } from '../../src/store/journal-plan.ts';
 import { contentOf, stableStringify } from '../../src/store/records/cas.ts';
-import { replayJournal } from '../../src/store/journal-replay.ts';
+import { journalPending, replayJournal } from '../../src/store/journal-replay.ts';
+import { dataOf } from '../../src/store/prealloc.ts';
 import { sddLayout } from '../../src/store/layout.ts';
 import { createOwnedStore, type OwnedStoreOptions } from '../../src/store/records/owned.ts';
 import { StorageUnavailable } from '../../src/store/types.ts';
@@ -36,7 +37,7 @@ const open = (extra: Partial<OwnedStoreOptions> = {}) => {
   const store = createOwnedStore({ layout, log, timers, committer: { touch() {} }, ...extra });
   return { layout, store, timers, paths: journalPaths(layout) };
 };
-const journalLines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { w: [string, unknown][] });
+const journalLines = (file: string) => dataOf(readFileSync(file, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { w: [string, unknown][] });
 const journalFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith('journal.') && n.endsWith('.jsonl')) : []);
 const line = (o: object) => JSON.stringify(o) + '\n';
 
@@ -218,6 +219,20 @@ journal('a journal append that hits ENOSPC fails the write and changes nothing; 
   full = false;
   assert.equal(await again.update<Counter>(layout.task('t01'), (t) => ({ ...t, counter: 2 })), { version: 2, counter: 2 });
   await again.close();
+});
+
+journal('the journal is preallocated: zeros past its last line; replay reads up to the first NUL, zeros alone are nothing pending', async () => {
+  const { layout, store, paths } = open();
+  await store.writeJson(layout.task('t01'), { version: 1, counter: 1 });
+  const text = readFileSync(paths.current, 'utf8');
+  assert.ok(text.length > 64 * 1024 && /^\{[^\0]*\n\0+$/.test(text), `one line, then zeros (${text.length} bytes)`);
+  assert.ok(journalPending(layout), 'a journal with a line is pending');
+  // Killed here: what follows the first NUL (bytes of a batch never acknowledged) is not replayed.
+  writeFileSync(paths.current, dataOf(text) + '\0'.repeat(10) + '\n' + line({ w: [[relative(layout.sdd, layout.task('t01')), { version: 9, counter: 9 }]] }) + '\0'.repeat(10));
+  await replayJournal(layout, log, async () => undefined);
+  assert.equal(JSON.parse(readFileSync(layout.task('t01'), 'utf8')), { version: 1, counter: 1 }, 'the line before the zeros replayed, the one after not');
+  writeFileSync(paths.current, Buffer.alloc(4096));
+  assert.not.ok(journalPending(layout), 'a journal of zeros holds nothing');
 });
 
 journal.run();

@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createAppenders } from '../../src/store/append-log.ts';
+import { createAppenders } from '../../src/store/appenders.ts';
 import { readJsonl, readTail } from '../../src/store/jsonl.ts';
 import { makeTempDir } from '../helpers/repo.ts';
 

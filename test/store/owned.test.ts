@@ -9,6 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { silentLogger } from '../../src/lib/log.ts';
 import { manualTimers } from '../../src/lib/timers.ts';
+import { dataOf } from '../../src/store/prealloc.ts';
 import { errnoError } from '../../src/store/disk.ts';
 import { journalPaths } from '../../src/store/journal.ts';
 import { replayJournal } from '../../src/store/journal-replay.ts';
@@ -202,7 +203,7 @@ owned('a change\'s audit record and appended lines ride in its journal line, sig
   state.blockFiles = true;
   await store.create<Counter>(abs, { version: 1, counter: 0 }, { note: 'create t04', effects: { audit: { actor: 'a', action: 'task.create', resource_type: 'task', resource_id: 't04' } } });
   await store.update<Counter>(abs, (t) => ({ ...t, counter: 1 }), { effects: (n) => ({ audit: { actor: 'a', action: `task.bump${n.version}`, resource_type: 'task', resource_id: 't04' }, appends: [{ abs: archive, value: { v: n.version } }] }) });
-  const lines = journalFiles(paths.dir).flatMap((n) => readFileSync(join(paths.dir, n), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+  const lines = journalFiles(paths.dir).flatMap((n) => dataOf(readFileSync(join(paths.dir, n), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l)));
   // Appended lines and records ride as JSON values, not escaped strings.
   assert.equal(lines.map((l) => l.a), [
     [['audit/a.jsonl', { seq: 1, action: 'task.create' }]],

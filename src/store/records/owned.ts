@@ -6,7 +6,7 @@ import { unlink } from 'node:fs/promises';
 import type { Logger } from '../../lib/log.ts';
 import { KeyedMutex } from '../../lib/mutex.ts';
 import type { Timers } from '../../lib/timers.ts';
-import { createAppenders } from '../append-log.ts';
+import { createAppenders } from '../appenders.ts';
 import { writeFileAtomic } from '../atomic.ts';
 import { isMissing, storageError, type Faults } from '../disk.ts';
 import { createJournal, type JournalOp, type JournalOptions } from '../journal.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { Logger } from '../../lib/log.ts';
 import { KeyedMutex } from '../../lib/mutex.ts';
-import { createAppenders } from '../append-log.ts';
+import { createAppenders } from '../appenders.ts';
 import { createExclusive, writeFileAtomic } from '../atomic.ts';
 import { isMissing, storageError, type Faults } from '../disk.ts';
 import { readJsonl, scanJsonlBackwards } from '../jsonl.ts';
