@@ -1,5 +1,4 @@
 // Pure rules of the journal (journal.ts, journal-replay.ts): what a line holds, what replay writes and appends.
-import { dataOf } from './prealloc.ts';
 import type { Content } from './records/cas.ts';
 
 /**
@@ -32,12 +31,11 @@ export function encodeOp(writes: readonly [string, Content | null][], appends: r
 
 /**
  * The well-formed lines of a journal file, in order; a torn or hand-edited line is skipped whole, so
- * an operation is replayed entirely or not at all. The file ends at its first NUL byte (the zeros written
- * ahead of the data, prealloc.ts). Lines of the previous format (`{p, t}`) read as one write.
+ * an operation is replayed entirely or not at all. Lines of the previous format (`{p, t}`) read as one write.
  */
 export function parseJournal(text: string): JournalLine[] {
   const out: JournalLine[] = [];
-  for (const raw of dataOf(text).split('\n')) {
+  for (const raw of text.split('\n')) {
     if (!raw.trim()) continue;
     let v: unknown;
     try { v = JSON.parse(raw); } catch { continue; }

@@ -24,7 +24,8 @@ export interface ReplayResult { files: number; lines: number; audit: number }
 export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir: string) => Promise<void> = syncfs, deleted?: string[]): Promise<ReplayResult> {
   const paths = journalPaths(layout);
   const names = [...(await listRotated(paths.dir)), 'journal.jsonl'];
-  const texts = await Promise.all(names.map((n) => readFile(join(paths.dir, n), 'utf8').catch((err: unknown) => { if (isMissing(err)) return ''; throw err; })));
+  // A journal's text ends at its first NUL: the zeros written ahead of its data (prealloc.ts).
+  const texts = await Promise.all(names.map((n) => readFile(join(paths.dir, n), 'utf8').then(dataOf, (err: unknown) => { if (isMissing(err)) return ''; throw err; })));
   const plan = replayPlan(texts.flatMap(parseJournal));
   if (deleted) {
     // Kept in a file of their own until the caller has committed them (dropJournalDeletes): without
@@ -52,7 +53,7 @@ export async function replayJournal(layout: SddLayout, log: Logger, syncFs: (dir
     result.lines += missing.length;
     if (rel.startsWith('audit/')) result.audit += missing.length;
   }
-  if (texts.some((t) => dataOf(t).length)) await syncFs(layout.sdd);
+  if (texts.some((t) => t.length)) await syncFs(layout.sdd);
   for (const n of names) await unlink(join(paths.dir, n)).catch(() => undefined);
   if (result.files || result.lines) log.info(`journal replay: ${result.files} file(s) restored, ${result.lines} line(s) appended (${result.audit} audit record(s))`);
   return result;

@@ -5,7 +5,8 @@
 //
 // Layout: chunks of records (each a JSON array: its key list, then each record as the row of its values or as
 // its file's text: snapshot-rows.ts), the index (a JSON array of path, blob id, path, blob id…), then one
-// trailer line saying how long each part is and the git tree id of each folder the records are in. The file's size must be the sum, so a torn file is refused before anything is parsed.
+// trailer line saying how long each part is and the git tree id of each folder the records are in. The
+// file's size must be the sum, so a torn file is refused before anything is parsed.
 // A start whose ref has those same trees judges the snapshot without its index (snapshot-judge.ts refJudge).
 import { closeSync, fstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { tempPathFor } from './atomic.ts';
