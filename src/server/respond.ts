@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { DomainError } from '../lib/domain-error.ts';
 import { HttpError } from '../lib/http-error.ts';
+import { jsonText } from '../lib/json-text.ts';
 import { StorageUnavailable, VersionConflict } from '../store/types.ts';
 import { domainResponse } from './errors.ts';
 import { ValidationFailed } from './validate.ts';
@@ -18,7 +19,7 @@ export function sendJson(res: ServerResponse, out: Outgoing): void {
   res.statusCode = out.status;
   for (const [k, v] of Object.entries(out.headers ?? {})) res.setHeader(k, v);
   if (out.body === undefined || out.status === 204 || out.status === 304) { res.end(); return; }
-  const text = JSON.stringify(out.body);
+  const text = jsonText(out.body);
   res.setHeader('content-type', 'application/json');
   res.setHeader('content-length', Buffer.byteLength(text));
   res.end(text);

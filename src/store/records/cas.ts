@@ -1,4 +1,5 @@
 // The pure compare-and-set step both stores call, and the text format of a record.
+import { keepJsonText } from '../../lib/json-text.ts';
 import { RecordMissing, VersionConflict, type AuditEntry, type Effects, type Note, type Versioned, type WriteOptions } from '../types.ts';
 
 /** JSON with recursively sorted object keys, 2-space indent and a trailing newline (diffs well). */
@@ -10,12 +11,13 @@ export function stableStringify(value: unknown): string {
 /**
  * A record's file text held as its compact JSON (keys sorted at every level) and rendered as the file's
  * text (stableStringify's) only when something needs it: the journal carries the compact JSON, the
- * publisher's thread renders what it writes, so the event loop rarely formats a record at all.
+ * publisher's thread renders what it writes, so the event loop rarely formats a record at all. The
+ * rendering is not kept: the state commit reads it once and streams it, and a kept copy (1.6 times the
+ * JSON) would stay as long as the record is among the recent texts, old enough to cost a major GC.
  */
 export class RecordText {
-  private rendered: string | undefined;
   constructor(readonly json: string) {}
-  get text(): string { return (this.rendered ??= renderRecord(this.json)); }
+  get text(): string { return renderRecord(this.json); }
 }
 
 /** The file text of a record's compact JSON (what stableStringify writes for the record). */
@@ -72,9 +74,14 @@ export function casStep<T extends Versioned>(abs: string, current: string | T | 
   if (current === undefined) throw new RecordMissing(abs);
   const cur = typeof current === 'string' ? (JSON.parse(current) as T) : current;
   if (expected !== undefined && cur.version !== expected) throw new VersionConflict<T>(abs, expected, cur);
-  // `mutate` returns a new record and leaves `cur` as it was, so a throw halfway leaves nothing behind.
-  const next = { ...mutate(cur), version: cur.version + 1 } as T;
-  return { next, record: new RecordText(JSON.stringify(sorted(next))) };
+  // `mutate` returns a new record and leaves `cur` as it was, so a throw halfway leaves nothing behind. The
+  // version goes on that new record (no second copy of it); `cur` itself given back is copied first.
+  const made = mutate(cur);
+  const next = (made === cur ? { ...made } : made) as T;
+  next.version = cur.version + 1;
+  const json = JSON.stringify(sorted(next));
+  // The record's answer to a client is this text too (json-text.ts): one serialisation per change.
+  return { next: keepJsonText(next, json), record: new RecordText(json) };
 }
 
 /** A create's third argument: a commit note alone (words or a ChangeNote), or note and effects. */
