@@ -49,7 +49,10 @@ export class BoardFeed {
     if (facts.claimWaitS !== null) r?.claimWait(facts.claimWaitS);
     if (facts.manualMerge) r?.merge('manual');
     if (facts.from !== facts.to && t.status !== 'in_progress') this.progress.delete(t.id);
-    this.publish(facts.kind === 'created' ? 'task_created' : 'task_updated', t.tenant, { ...cardOf(t, this.progress.get(t.id)), from: facts.from });
+    // The card is built when a client first reads the change (none listening: never); records never change.
+    const progress = this.progress.get(t.id);
+    const from = facts.from;
+    this.publish(facts.kind === 'created' ? 'task_created' : 'task_updated', t.tenant, () => ({ ...cardOf(t, progress), from }));
   }
 
   /** A progress report was stored for a task. */

@@ -4,13 +4,17 @@ export type BoardEvent = (typeof BOARD_EVENTS)[number];
 
 /**
  * One change of the board: its sequence number, event name, tenant and JSON data, serialised once when
- * a client first needs it (sent to every client from then on; none listening, none serialised).
+ * a client first needs it (sent to every client from then on; none listening, none serialised). The data
+ * may be given as a function of values that never change (a task record): then it is built only then too.
  */
 export class Change {
   private json: string | undefined;
   constructor(readonly seq: number, readonly event: BoardEvent, readonly tenant: string, private value: unknown) {}
   get data(): string {
-    if (this.json === undefined) { this.json = JSON.stringify(this.value); this.value = undefined; }
+    if (this.json === undefined) {
+      this.json = JSON.stringify(typeof this.value === 'function' ? (this.value as () => unknown)() : this.value);
+      this.value = undefined;
+    }
     return this.json;
   }
 }
@@ -40,7 +44,7 @@ export class ChangeRing {
   /** The oldest sequence number still held (seq + 1 when the ring is empty). */
   get oldest(): number { return Math.max(this.base + 1, this.last - this.size + 1); }
 
-  /** Add a change; `data` must not change afterwards (it is serialised on first use). */
+  /** Add a change; `data` (or what a function given as `data` reads) must not change afterwards: it is serialised on first use. */
   push(event: BoardEvent, tenant: string, data: unknown): Change {
     const c = new Change(++this.last, event, tenant, data);
     this.buf[c.seq % this.size] = c;
