@@ -9,8 +9,8 @@ import { dataEnd, zeroFill } from './prealloc.ts';
 
 /** Hooks of an AppendLog; they run inside its one writing loop, so in batch order. */
 export interface AppendLogOptions<T> {
-  /** The bytes of a batch, built when the batch is formed (default: the items, which are strings). */
-  encode?(items: T[]): string;
+  /** The text of a batch, whole or in pieces, built when the batch is formed (default: the items, which are strings). */
+  encode?(items: T[]): string | readonly string[];
   /** The batch is on disk (and datasynced when durable); runs before its writers are answered. */
   written?(items: T[]): void;
   /** The batch was refused (nothing of it stays in the file); runs before its writers are answered. */
@@ -46,7 +46,7 @@ type Job<T> = { item: T; resolve(): void; reject(err: unknown): void } | { betwe
 /** An AppendLog on `abs` (opened on the first batch; parent folders created on demand). */
 export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}): AppendLog<T> {
   const durable = o.durable ?? true;
-  const encode = o.encode ?? ((items: T[]) => (items as unknown as string[]).join(''));
+  const encode = o.encode ?? ((items: T[]) => items as unknown as string[]);
   let fh: FileHandle | undefined;
   const pre = o.preallocate ?? 0;
   let size = 0; // bytes known to be good: a refused batch is truncated back to here
@@ -75,23 +75,24 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
 
   const writeBatch = async (jobs: { item: T; resolve(): void; reject(err: unknown): void }[]) => {
     const items = jobs.map((j) => j.item);
-    let buf: Buffer | undefined;
+    let n = 0;
     try {
       const data = encode(items);
       fh ??= await openFile();
       o.faults?.beforeWrite?.(abs);
-      buf = Buffer.from((seal ? '\n' : '') + data, 'utf8');
+      const buf = bytesOf(seal ? '\n' : '', typeof data === 'string' ? [data] : data);
+      n = buf.length;
       // A short write is rare on a regular file but possible (ENOSPC half-way): finish or throw.
       // The write is synchronous (to the page cache, microseconds). A batch of one client's changes (up
       // to two: a fused complete-and-claim) is datasynced synchronously too, as Redis's appendfsync
       // always: a thread-pool hop costs more latency than the datasync. A larger batch means clients wait
       // in parallel: it is datasynced on the thread pool, so the event loop parses the requests that
       // arrive meanwhile (the next batch) instead of stalling, which matters most on a busy machine.
-      if (pre && size + buf.length > cap) {
-        zeroFill(fh.fd, Math.max(cap, size + buf.length), size + buf.length + pre); // synced below, with the batch
-        cap = size + buf.length + pre;
+      if (pre && size + n > cap) {
+        zeroFill(fh.fd, Math.max(cap, size + n), size + n + pre); // synced below, with the batch
+        cap = size + n + pre;
       }
-      for (let off = 0; off < buf.length;) off += writeSync(fh.fd, buf, off, buf.length - off, pre ? size + off : null);
+      for (let off = 0; off < n;) off += writeSync(fh.fd, buf, off, n - off, pre ? size + off : null);
       if (durable && jobs.length > 2) await datasync(fh.fd);
       else if (durable) fdatasyncSync(fh.fd);
     } catch (err) {
@@ -101,8 +102,8 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
       for (const j of jobs) j.reject(e);
       return;
     }
-    size += buf.length;
-    total += buf.length;
+    size += n;
+    total += n;
     seal = false;
     o.written?.(items);
     for (const j of jobs) j.resolve();
@@ -164,6 +165,27 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
     },
     get written() { return total; },
   };
+}
+
+// One buffer reused by every batch of every log (a batch is written synchronously, before the next is
+// encoded): a batch's pieces are copied into it, no joined string and no buffer per batch. A batch larger
+// than this (a bulk create) gets a buffer of its own.
+const SCRATCH = 1024 * 1024;
+let scratch: Buffer | undefined;
+
+/** The UTF-8 bytes of `head` and `pieces`, in the shared scratch buffer when they fit (valid until the next call). */
+export function bytesOf(head: string, pieces: readonly string[]): Buffer {
+  let max = head.length;
+  for (const p of pieces) max += p.length;
+  // UTF-8 takes at most three bytes per UTF-16 code unit; counted exactly only when that bound is too large.
+  if (max * 3 > SCRATCH) {
+    max = Buffer.byteLength(head);
+    for (const p of pieces) max += Buffer.byteLength(p);
+  } else max *= 3;
+  const buf = max <= SCRATCH ? (scratch ??= Buffer.allocUnsafeSlow(SCRATCH)) : Buffer.allocUnsafeSlow(max);
+  let n = buf.write(head, 0, 'utf8');
+  for (const p of pieces) n += buf.write(p, n, 'utf8');
+  return buf.subarray(0, n);
 }
 
 /** True when the last byte of an open file is a newline. */

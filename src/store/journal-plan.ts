@@ -16,17 +16,28 @@ export interface JournalLine {
  * fewer bytes. A text that is no record goes in as a string; replay renders each back to the same bytes.
  */
 export function encodeOp(writes: readonly [string, Content | null][], appends: readonly [string, string][]): string {
-  let s = '{"w":[';
+  const out: string[] = [];
+  encodeOpInto(out, writes, appends);
+  return out.join('');
+}
+
+/**
+ * encodeOp's text as pieces pushed onto `out`: a record's JSON and an appended line are pushed as they are
+ * (flat strings already), so a writer copies them straight into its buffer and no joined copy is made.
+ * `path` maps each path as it is written (the journal's absolute paths to paths relative to `.sdd`).
+ */
+export function encodeOpInto(out: string[], writes: readonly (readonly [string, Content | null])[], appends: readonly (readonly [string, string, ...unknown[]])[], path: (p: string) => string = (p) => p): void {
+  out.push('{"w":[');
   for (let i = 0; i < writes.length; i++) {
     const [p, c] = writes[i]!;
-    s += `${i ? ',' : ''}[${JSON.stringify(p)},${c === null ? 'null' : typeof c === 'string' ? JSON.stringify(c) : c.json}]`;
+    out.push(`${i ? ',' : ''}[${JSON.stringify(path(p))},`, c === null ? 'null' : typeof c === 'string' ? JSON.stringify(c) : c.json, ']');
   }
-  s += '],"a":[';
+  out.push('],"a":[');
   for (let i = 0; i < appends.length; i++) {
     const [p, l] = appends[i]!;
-    s += `${i ? ',' : ''}[${JSON.stringify(p)},${l.startsWith('{') ? l : JSON.stringify(l)}]`;
+    out.push(`${i ? ',' : ''}[${JSON.stringify(path(p))},`, l.startsWith('{') ? l : JSON.stringify(l), ']');
   }
-  return s + ']}';
+  out.push(']}');
 }
 
 /**

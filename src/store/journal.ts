@@ -7,7 +7,7 @@ import type { Logger } from '../lib/log.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
 import { appendLog } from './append-log.ts';
 import type { Faults } from './disk.ts';
-import { encodeOp } from './journal-plan.ts';
+import { encodeOpInto } from './journal-plan.ts';
 import { relToSdd, type SddLayout } from './layout.ts';
 import { createSyncFs } from './syncfs.ts';
 import type { Content } from './records/cas.ts';
@@ -101,7 +101,12 @@ export function createJournal(o: JournalOptions): Journal {
           op.appends.push([abs, line]);
         }
       }
-      return ops.map((op) => encodeOp(op.writes.map(([a, t]) => [rel(a), t]), op.appends.map(([a, l]) => [rel(a), l])) + '\n').join('');
+      const out: string[] = [];
+      for (const op of ops) {
+        encodeOpInto(out, op.writes, op.appends, rel);
+        out.push('\n');
+      }
+      return out;
     },
     written: (ops) => o.deliver(ops),
     refused: () => { if (o.sealer) o.sealer.rewind(mark); },

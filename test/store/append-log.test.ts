@@ -24,6 +24,20 @@ log('concurrent appends share datasyncs and land whole, in call order', async ()
   assert.ok(batches < 50 && batches >= 1, `50 appends took ${batches} batches`);
 });
 
+log('a batch in pieces lands byte for byte: multi-byte text, a batch larger than the shared buffer, two logs in turn', async () => {
+  const a = join(tmp.dir, 'a.jsonl');
+  const b = join(tmp.dir, 'b.jsonl');
+  const wide = `{"t":"${'ü€𝄞'.repeat(1000)}"}\n`; // 2-, 3- and 4-byte characters
+  const big = `{"t":"${'x'.repeat(600_000)}"}\n`; // three times its length is beyond the shared 1 MiB buffer
+  const la = appendLog<string[]>(a, { encode: (items) => items.flat() });
+  const lb = appendLog(b);
+  await Promise.all([la.append(['{"n":', '1}\n', wide]), lb.append(big), la.append([big]), lb.append(wide)]);
+  await Promise.all([la.close(), lb.close()]);
+  assert.is(readFileSync(a, 'utf8'), `{"n":1}\n${wide}${big}`);
+  assert.is(readFileSync(b, 'utf8'), big + wide);
+  assert.is(statSync(a).size, Buffer.byteLength(`{"n":1}\n${wide}${big}`));
+});
+
 log('a refused batch is taken back whole; the batches queued behind it and later appends land after the good data', async () => {
   const file = join(tmp.dir, 'g.jsonl');
   let fail = false;
