@@ -21,18 +21,28 @@ const SIGNED = ['action', 'actor', 'details', 'prev', 'resource_id', 'resource_t
  * strings are quoted as they are instead of going through JSON.stringify one by one.
  */
 export function canonicalRecord(rec: object, plain = false): string {
+  return canonicalParts(rec, plain, '').join('');
+}
+
+/**
+ * `head` and then canonicalRecord's text, in pieces (its writer-shaped form: the record's own strings and
+ * constant pieces, no concatenated copy), for a signer that writes them straight into its buffer.
+ */
+export function canonicalParts(rec: object, plain: boolean, head: string): string[] {
   const r = rec as Rec;
   if (writerShaped(r)) {
     // Keys in canonical order, every nested object already sorted: JSON.stringify writes each value's canonical text.
     if (plain) {
-      const id = r.resource_id === null ? 'null' : `"${r.resource_id as string}"`;
-      return `{"action":"${r.action as string}","actor":"${r.actor as string}","details":${JSON.stringify(r.details)},"prev":"${r.prev as string}","resource_id":${id},"resource_type":"${r.resource_type as string}","seq":${r.seq as number},"ts":"${r.ts as string}"}`;
+      return [head, '{"action":"', r.action as string, '","actor":"', r.actor as string, '","details":', JSON.stringify(r.details),
+        ',"prev":"', r.prev as string, '","resource_id":', r.resource_id === null ? 'null' : `"${r.resource_id as string}"`,
+        ',"resource_type":"', r.resource_type as string, '","seq":', String(r.seq), ',"ts":"', r.ts as string, '"}'];
     }
     const j = JSON.stringify;
-    return `{"action":${j(r.action)},"actor":${j(r.actor)},"details":${j(r.details)},"prev":${j(r.prev)},"resource_id":${j(r.resource_id)},"resource_type":${j(r.resource_type)},"seq":${j(r.seq)},"ts":${j(r.ts)}}`;
+    return [head, '{"action":', j(r.action), ',"actor":', j(r.actor), ',"details":', j(r.details), ',"prev":', j(r.prev),
+      ',"resource_id":', j(r.resource_id), ',"resource_type":', j(r.resource_type), ',"seq":', j(r.seq), ',"ts":', j(r.ts), '}'];
   }
   const { hmac: _drop, ...rest } = r;
-  return canonicalize(rest) ?? '';
+  return [head, canonicalize(rest) ?? ''];
 }
 
 /**
@@ -91,9 +101,10 @@ const BLOCK = 64;
 
 /**
  * A signer for many records with one key: HMAC-SHA256 (RFC 2104) as sha256(opad ‖ sha256(ipad ‖ msg))
- * with crypto.hash one-shots into a reused buffer. Equal to createHmac's digest for every key and message.
+ * with crypto.hash one-shots into a reused buffer. Equal to createHmac's digest for every key and message;
+ * the message may come in pieces (written one after the other into the buffer: no joined copy).
  */
-export function hmacSigner(key: Uint8Array): (msg: string) => string {
+export function hmacSigner(key: Uint8Array): (msg: string | readonly string[]) => string {
   const k = key.length > BLOCK ? createHash('sha256').update(key).digest() : key;
   const outer = Buffer.alloc(BLOCK + 32);
   let inner = Buffer.alloc(BLOCK + 4096);
@@ -102,15 +113,19 @@ export function hmacSigner(key: Uint8Array): (msg: string) => string {
     outer[i] = (k[i] ?? 0) ^ 0x5c;
   }
   return (msg) => {
+    const parts = typeof msg === 'string' ? [msg] : msg;
+    let units = 0;
+    for (const p of parts) units += p.length;
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-    if (msg.length * 3 > inner.length - BLOCK) {
-      const bigger = Buffer.alloc(BLOCK + msg.length * 3);
+    if (units * 3 > inner.length - BLOCK) {
+      const bigger = Buffer.alloc(BLOCK + units * 3);
       inner.copy(bigger, 0, 0, BLOCK);
       inner = bigger;
     }
-    const n = inner.write(msg, BLOCK, 'utf8');
+    let n = BLOCK;
+    for (const p of parts) n += inner.write(p, n, 'utf8');
     // A latin1 ('binary') digest, one char per byte, written back as bytes is cheaper than a 'buffer' digest (no Buffer per call).
-    outer.write(hash('sha256', inner.subarray(0, BLOCK + n), 'binary'), BLOCK, 'latin1');
+    outer.write(hash('sha256', inner.subarray(0, n), 'binary'), BLOCK, 'latin1');
     return hash('sha256', outer, 'hex');
   };
 }
@@ -118,5 +133,6 @@ export function hmacSigner(key: Uint8Array): (msg: string) => string {
 /** The HMAC of each record under one key, for verifying a chain: `sign(rec) === rec.hmac` when intact. */
 export function recordSigner(key: Uint8Array): (rec: object, plain?: boolean) => string {
   const sign = hmacSigner(key);
-  return (rec, plain = false) => sign((rec as Rec).prev + canonicalRecord(rec, plain));
+  // `prev` as `prev + text` would have it, whatever it holds.
+  return (rec, plain = false) => sign(canonicalParts(rec, plain, String((rec as Rec).prev)));
 }
