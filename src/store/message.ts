@@ -55,7 +55,7 @@ function describe(note: Note): { text: string; actor?: string; isProgress: boole
   }
   const words = [
     oneLine(note.action, 40),
-    note.title !== undefined ? `"${escapeControls(clip(note.title.replace(/\s+/g, ' ').trim(), MAX_TITLE)).replace(/"/g, '\\"')}"` : '',
+    note.title !== undefined ? `"${quotable(note.title)}"` : '',
     note.id ? `(${oneLine(note.id, 40)})` : '',
     note.detail ? oneLine(note.detail, 80) : '',
   ];
@@ -74,13 +74,24 @@ export function escapeControls(s: string): string {
   });
 }
 
+// A title in a message's quotes: whitespace flattened, cut, escaped, its quotes escaped.
+function quotable(title: string): string {
+  if (plain(title) && !title.includes('"')) return clip(title, MAX_TITLE);
+  return escapeControls(clip(title.replace(/\s+/g, ' ').trim(), MAX_TITLE)).replace(/"/g, '\\"');
+}
+
 // Whitespace flattened, escaped, cut.
 function oneLine(s: string, max: number): string {
-  return clip(escapeControls(s.replace(/\s+/g, ' ').trim()), max);
+  return clip(plain(s) ? s : escapeControls(s.replace(/\s+/g, ' ').trim()), max);
 }
+
+// Printable ASCII without a backslash, two spaces running or a space at either end: flattening and escaping
+// leave it as it is (ids, actions and actors always are; a commit names hundreds of changes).
+const plain = (s: string): boolean => !/[^\x20-\x5b\x5d-\x7e]|\s\s|^\s|\s$/.test(s);
 
 // At most `max` characters (code points, so no surrogate is split), the cut marked with `…`.
 function clip(s: string, max: number): string {
+  if (s.length <= max) return s; // no more code points than code units: nothing to cut, nothing to split
   const chars = [...s];
   return chars.length <= max ? s : `${chars.slice(0, max - 1).join('')}…`;
 }

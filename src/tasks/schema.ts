@@ -347,11 +347,17 @@ const NO_ITEMS: string[] = Object.freeze([]) as unknown as string[];
 const NO_METADATA: Record<string, unknown> = Object.freeze({});
 const listOf = (items: readonly string[] | undefined): string[] => (items?.length ? [...new Set(items)] : NO_ITEMS);
 
+// No own key (no Object.keys array: this runs at every change).
+function isEmpty(o: object): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return false;
+  return true;
+}
+
 /** A task record as read from its file, its empty lists and metadata the shared frozen ones (see above). */
 export function compactTask(t: Task): Task {
   if (t.depends_on.length === 0) t.depends_on = NO_ITEMS;
   if (t.owned_files.length === 0) t.owned_files = NO_ITEMS;
-  if (Object.keys(t.metadata).length === 0) t.metadata = NO_METADATA;
+  if (t.metadata !== NO_METADATA && isEmpty(t.metadata)) t.metadata = NO_METADATA;
   if (t.updated_at === t.created_at) t.updated_at = t.created_at; // one string for two equal times
   if (t.completed_at === t.updated_at) t.completed_at = t.updated_at; // a finished task: 4 MiB at 100k
   return t;

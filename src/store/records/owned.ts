@@ -42,7 +42,8 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   const { layout, faults, log } = o;
   const mutex = new KeyedMutex();
   const direct = createAppenders({ faults });
-  const journaled = (abs: string) => abs.startsWith(layout.sdd + '/') && isCommitted(relToSdd(layout, abs));
+  const sddSlash = layout.sdd + '/';
+  const journaled = (abs: string) => abs.startsWith(sddSlash) && isCommitted(relToSdd(layout, abs));
   const touch = (abs: string, note?: Note) => { if (journaled(abs)) o.committer.touch(abs, note); };
   // A delete was delivered since the last checkpoint: that checkpoint commits it before dropping the journal.
   let deletes = false;
@@ -83,15 +84,14 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   });
 
   // One journal line: the writes, then the effects (appends in order, removals, the audit record).
+  const inside = (abs: string) => { if (!abs.startsWith(sddSlash)) throw new Error(`store: ${abs} is outside .sdd`); };
   const opOf = (writes: [string, Content | null][], effects: Effects | undefined, note?: Note): JournalOp => {
-    const op: JournalOp = {
-      writes: [...writes, ...(effects?.removes ?? []).map((abs) => [abs, null] as [string, null])],
-      appends: (effects?.appends ?? []).map((a) => [a.abs, JSON.stringify(a.value), a.note ?? note]),
-      audits: auditsOf(effects),
-    };
-    const outside = [...op.writes, ...op.appends].find(([abs]) => !abs.startsWith(layout.sdd + '/'));
-    if (outside) throw new Error(`store: ${outside[0]} is outside .sdd`);
-    return op;
+    for (const abs of effects?.removes ?? []) writes.push([abs, null]);
+    const appends: JournalOp['appends'] = [];
+    for (const a of effects?.appends ?? []) appends.push([a.abs, JSON.stringify(a.value), a.note ?? note]);
+    for (const w of writes) inside(w[0]);
+    for (const a of appends) inside(a[0]);
+    return { writes, appends, audits: auditsOf(effects) };
   };
   const commit = async (op: JournalOp) => {
     await journal.append(op);
