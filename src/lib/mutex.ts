@@ -2,19 +2,21 @@
 export class KeyedMutex {
   private tails = new Map<string, Promise<unknown>>();
 
-  /** Run `fn` once every earlier holder of `key` has finished. */
+  /**
+   * Run `fn` once every earlier holder of `key` has finished; with none, at once. Each holder waits for the
+   * one before it only (its promise resolves, never rejects, as that one ends): a chain in arrival order.
+   */
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.tails.get(key) ?? Promise.resolve();
+    const prev = this.tails.get(key);
     let release!: () => void;
     const mine = new Promise<void>((r) => (release = r));
-    const tail = prev.then(() => mine);
-    this.tails.set(key, tail);
+    this.tails.set(key, mine);
     try {
-      await prev.catch(() => undefined);
+      if (prev) await prev;
       return await fn();
     } finally {
       release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+      if (this.tails.get(key) === mine) this.tails.delete(key);
     }
   }
 
