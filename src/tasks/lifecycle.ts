@@ -60,20 +60,21 @@ function claimableIfOpen(svc: TaskService, cur: Task): void {
  */
 export async function finishThenNext(svc: TaskService, id: string, role: string, who: Actor, end: (queued: () => void) => Promise<Task>, nextSession?: string): Promise<{ completed: Task; next: Task | null }> {
   const session = nextSession ?? svc.visible(id, who.tenant).claimed_by_session;
-  let queued!: () => void;
-  const onQueue = new Promise<void>((resolve) => { queued = resolve; });
-  const finishing = end(queued);
-  // A finish refused before it was queued (409, 422, 404) claims nothing: its error answers.
-  const refused = await Promise.race([onQueue.then(() => false), finishing.then(() => false, () => true)]);
-  if (refused) await finishing;
-  const claiming = claimNext(svc, role, session ? { claimed_by_session: session } : {}, who).catch((err: unknown) => {
-    if (!hasCode(err, 'no_open_task', 'draining')) svc.deps.log.warn(`next ${role} task after ${id} not claimed: ${(err as Error).message}`);
-    return null;
-  });
+  // Started by the finish once it is queued (claimNext is async: nothing of it throws into the finish's write).
+  // A finish refused before it was queued (409, 422, 404) never starts it: its error answers.
+  let claiming: Promise<Task | null> | undefined;
+  const claim = () => {
+    claiming ??= claimNext(svc, role, session ? { claimed_by_session: session } : {}, who).catch((err: unknown) => {
+      if (!hasCode(err, 'no_open_task', 'draining')) svc.deps.log.warn(`next ${role} task after ${id} not claimed: ${(err as Error).message}`);
+      return null;
+    });
+  };
   try {
-    return { completed: await finishing, next: await claiming };
+    const completed = await end(claim);
+    claim(); // a finish that never told (a store without the hook) still gets its next task
+    return { completed, next: await claiming! };
   } catch (err) {
-    const next = await claiming;
+    const next = claiming ? await claiming : null;
     if (next) await svc.apply(next.id, 'release', { reason: `the finish of ${id} failed` }, who).catch((e: unknown) => svc.deps.log.error(`task ${next.id}: claimed after a failed finish of ${id} and not released: ${(e as Error).message}`));
     throw err;
   }
