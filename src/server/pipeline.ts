@@ -41,10 +41,20 @@ const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', role: 'viewer', 
 const HMAC: Principal = Object.freeze({ kind: 'hmac', role: 'viewer', tenant: null, actor: 'hmac' });
 const REQUEST_ID = /^[\w.:@/-]{1,128}$/;
 
+// Request ids in the UUID shape: a random UUID's first 24 characters, renewed every 4,096 ids, and a counter as
+// the last 12 hex digits. Unique in a process and across restarts like randomUUID()'s, without its ~40
+// string concatenations per request (half a kilobyte of garbage each).
+let idPrefix = '';
+let idCount = 4096;
+function newRequestId(): string {
+  if (idCount === 4096) { idPrefix = randomUUID().slice(0, 24); idCount = 0; }
+  return idPrefix + (idCount++).toString(16).padStart(12, '0');
+}
+
 /** Per-request facts established before routing: id, client address (trusted proxies resolved), metrics on completion. */
 export function begin(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, routeLabel: string, trustProxy: PipelineDeps['trustProxy'] = null) {
   const given = req.headers['x-request-id'];
-  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
   res.setHeader('x-request-id', requestId);
   const ip = clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for'], trustProxy);
   const stop = metrics.start();
