@@ -1,7 +1,7 @@
 // The HMAC-chained audit log: one JSONL segment per UTC day, one chain across all of them.
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Clock } from '../lib/clock.ts';
+import { isoOf, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { readTail } from '../store/jsonl.ts';
 import type { SddLayout } from '../store/layout.ts';
@@ -117,7 +117,7 @@ export async function openAuditChain(deps: { layout: SddLayout; clock: Clock; lo
   let segmentOf = '', segmentAbs = ''; // the segment's path, built once a day
   return {
     seal(entry) {
-      const ts = new Date(deps.clock.now()).toISOString();
+      const ts = isoOf(deps.clock.now());
       const day = `${ts.slice(0, 10)}.jsonl`;
       if (day > segment) segment = day;
       if (segment !== segmentOf) { segmentOf = segment; segmentAbs = join(dir, segment); }
