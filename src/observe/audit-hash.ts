@@ -56,7 +56,8 @@ export function plainJsonText(text: string): boolean {
 
 // Exactly the signed fields (plus hmac), strings where the writer puts strings, details already canonical.
 function writerShaped(r: Rec): boolean {
-  const own = Object.keys(r).length;
+  let own = 0;
+  for (const k in r) if (Object.hasOwn(r, k)) own++;
   if (own !== (Object.hasOwn(r, 'hmac') ? 9 : 8)) return false;
   for (const k of SIGNED) if (!Object.hasOwn(r, k)) return false;
   return typeof r.action === 'string' && typeof r.actor === 'string' && typeof r.resource_type === 'string'
@@ -84,10 +85,12 @@ export function canonicalShape(v: unknown, depth: number): boolean {
   }
   if (Object.getPrototypeOf(v) !== Object.prototype) return false;
   const o = v as Rec;
-  const keys = Object.keys(o);
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    if ((i > 0 && !(keys[i - 1]! < k)) || k === 'toJSON' || !canonicalShape(o[k], depth + 1)) return false;
+  let prev: string | undefined;
+  // for-in: the own keys in Object.keys order, with no key array per object (details of every audit record).
+  for (const k in o) {
+    if (!Object.hasOwn(o, k)) continue;
+    if ((prev !== undefined && !(prev < k)) || k === 'toJSON' || !canonicalShape(o[k], depth + 1)) return false;
+    prev = k;
   }
   return true;
 }

@@ -49,20 +49,25 @@ function sorted(v: unknown): unknown {
   // An object with toJSON (a Date) is written by JSON.stringify as its toJSON() value.
   if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return v;
   const rec = v as Record<string, unknown>;
-  const keys = Object.keys(rec);
-  let inOrder = true;
-  for (let i = 1; i < keys.length && inOrder; i++) inOrder = keys[i - 1]! < keys[i]!;
-  if (!inOrder) {
-    const out: Record<string, unknown> = {};
-    for (const k of keys.sort()) out[k] = sorted(rec[k]);
-    return out;
-  }
+  // for-in over a plain object walks its own keys in Object.keys order from the shape's cache: no key array
+  // per record (a record has 33 keys and is serialised at every change).
+  let prev: string | undefined;
   let out: Record<string, unknown> | undefined;
-  for (const k of keys) {
+  for (const k in rec) {
+    if (!Object.hasOwn(rec, k)) continue;
+    if (prev !== undefined && !(prev < k)) return sortedCopy(rec);
+    prev = k;
     const s = sorted(rec[k]);
     if (s !== rec[k]) (out ??= { ...rec })[k] = s;
   }
   return out ?? rec;
+}
+
+// A copy of `rec` with its keys sorted, each value sorted too.
+function sortedCopy(rec: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(rec).sort()) out[k] = sorted(rec[k]);
+  return out;
 }
 
 /**
