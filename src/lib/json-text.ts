@@ -2,6 +2,7 @@
 // compact JSON for the journal), so the answer to the request that changed it sends that text instead of
 // serialising the record again. Only the last few hundred are kept, by identity: a text on every record of
 // the board would be ~1.3 KB per changed task for as long as it stays unchanged (130 MB at 100k).
+import { isDeepStrictEqual } from 'node:util';
 
 const KEEP = 512;
 const texts = new Map<object, string>();
@@ -48,20 +49,8 @@ export function jsonText(value: unknown): string {
 // record changed in place after its write fails loudly in tests instead of answering stale JSON.
 const CHECK = process.env.SVC_CHECK_JSON_TEXT === '1';
 function checked(value: object, text: string): string {
-  if (CHECK && !sameJson(JSON.parse(text), JSON.parse(JSON.stringify(value)))) {
+  if (CHECK && !isDeepStrictEqual(JSON.parse(text), JSON.parse(JSON.stringify(value)))) {
     throw new Error(`json-text: the kept text of a value no longer matches it: ${text.slice(0, 120)}`);
   }
   return text;
-}
-
-// Equal JSON values, object key order aside.
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (const k of ka) if (!Object.hasOwn(b, k) || !sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  return true;
 }

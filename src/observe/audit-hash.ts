@@ -4,6 +4,7 @@
 // hashes over precomputed key pads (no Hmac object per record). Same bytes as before, by construction.
 import { createHash, createHmac, hash } from 'node:crypto';
 import canonicalizeCjs from 'canonicalize';
+import { utf8Bound, writeUtf8 } from '../lib/utf8.ts';
 
 // canonicalize is CommonJS with an `export default` typing; at run time the default import is the function.
 const canonicalize = canonicalizeCjs as unknown as (v: unknown) => string | undefined;
@@ -117,16 +118,13 @@ export function hmacSigner(key: Uint8Array): (msg: string | readonly string[]) =
   }
   return (msg) => {
     const parts = typeof msg === 'string' ? [msg] : msg;
-    let units = 0;
-    for (const p of parts) units += p.length;
-    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-    if (units * 3 > inner.length - BLOCK) {
-      const bigger = Buffer.alloc(BLOCK + units * 3);
+    const max = utf8Bound(parts);
+    if (max > inner.length - BLOCK) {
+      const bigger = Buffer.alloc(BLOCK + max);
       inner.copy(bigger, 0, 0, BLOCK);
       inner = bigger;
     }
-    let n = BLOCK;
-    for (const p of parts) n += inner.write(p, n, 'utf8');
+    const n = writeUtf8(inner, BLOCK, parts);
     // A latin1 ('binary') digest, one char per byte, written back as bytes is cheaper than a 'buffer' digest (no Buffer per call).
     outer.write(hash('sha256', inner.subarray(0, n), 'binary'), BLOCK, 'latin1');
     return hash('sha256', outer, 'hex');

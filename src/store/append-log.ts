@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { isMissing, storageError, type Faults } from './disk.ts';
 import { syncDir } from './atomic.ts';
 import { dataEnd, zeroFill } from './prealloc.ts';
+import { utf8Bound, utf8Length, writeUtf8 } from '../lib/utf8.ts';
 
 /** Hooks of an AppendLog; they run inside its one writing loop, so in batch order. */
 export interface AppendLogOptions<T> {
@@ -80,7 +81,8 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
       const data = encode(items);
       fh ??= await openFile();
       o.faults?.beforeWrite?.(abs);
-      const buf = bytesOf(seal ? '\n' : '', typeof data === 'string' ? [data] : data);
+      const pieces = typeof data === 'string' ? [data] : data;
+      const buf = bytesOf(seal ? ['\n', ...pieces] : pieces);
       n = buf.length;
       // A short write is rare on a regular file but possible (ENOSPC half-way): finish or throw.
       // The write is synchronous (to the page cache, microseconds). A batch of one client's changes (up
@@ -173,19 +175,12 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
 const SCRATCH = 1024 * 1024;
 let scratch: Buffer | undefined;
 
-/** The UTF-8 bytes of `head` and `pieces`, in the shared scratch buffer when they fit (valid until the next call). */
-export function bytesOf(head: string, pieces: readonly string[]): Buffer {
-  let max = head.length;
-  for (const p of pieces) max += p.length;
-  // UTF-8 takes at most three bytes per UTF-16 code unit; counted exactly only when that bound is too large.
-  if (max * 3 > SCRATCH) {
-    max = Buffer.byteLength(head);
-    for (const p of pieces) max += Buffer.byteLength(p);
-  } else max *= 3;
+// The UTF-8 bytes of `pieces`, in the shared scratch buffer when they fit (valid until the next call).
+function bytesOf(pieces: readonly string[]): Buffer {
+  let max = utf8Bound(pieces);
+  if (max > SCRATCH) max = utf8Length(pieces); // counted exactly only when the bound is too large
   const buf = max <= SCRATCH ? (scratch ??= Buffer.allocUnsafeSlow(SCRATCH)) : Buffer.allocUnsafeSlow(max);
-  let n = buf.write(head, 0, 'utf8');
-  for (const p of pieces) n += buf.write(p, n, 'utf8');
-  return buf.subarray(0, n);
+  return buf.subarray(0, writeUtf8(buf, 0, pieces));
 }
 
 /** True when the last byte of an open file is a newline. */

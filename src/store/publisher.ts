@@ -16,8 +16,8 @@ export interface Publisher {
   put(abs: string, content: Content | null): void;
   /** `line` (no newline) must be appended to `abs`, after the lines put before it. */
   append(abs: string, line: string, note?: Note): void;
-  /** The text waiting for `abs` (null: a delete), or undefined when its file is up to date. */
-  peek(abs: string): string | null | undefined;
+  /** The content waiting for `abs` (null: a delete), or undefined when its file is up to date; textOf renders it. */
+  peek(abs: string): Content | null | undefined;
   /** Lines of `abs` still waiting, oldest first. Read with the file in the same turn: a line is in one or the other. */
   lines(abs: string): readonly string[];
   /** The `*.json` texts of a folder by name, waiting texts included, read on the thread (dead writers' temps removed). */
@@ -172,7 +172,7 @@ export function createPublisher(o: PublisherOptions): Publisher {
       if (!retry.current) wake();
       kick();
     },
-    peek: (abs) => { const e = texts.get(abs); return e === undefined ? undefined : e.text === null ? null : textOf(e.text); },
+    peek: (abs) => texts.get(abs)?.text,
     lines: (abs) => queued.get(abs)?.map((l) => l.line) ?? [],
     readFolder: (dir) => thread.readFolder(dir, [...texts].map(([abs, e]) => [abs, e.text === null ? null : textOf(e.text)])),
     flush() {

@@ -63,7 +63,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   const publisher = createPublisher({ log, faults, timers: o.timers, appended: (abs, note) => touch(abs, note), ...o.publisher });
   // The newest text of a path: waiting for its file (null: a delete), else written lately, else undefined.
   // A commit takes it from here too (the file may be written behind, later).
-  const latest = (abs: string): string | null | undefined => { const w = publisher.peek(abs); return w !== undefined ? w : recent.get(abs); };
+  const latest = (abs: string): string | null | undefined => { const w = publisher.peek(abs); return w === undefined ? recent.get(abs) : w === null ? null : textOf(w); };
   o.committer.readThrough?.(latest);
   const journal = createJournal({
     layout, log, faults, timers: o.timers, sealer: o.sealer, ...o.journal,
@@ -112,7 +112,7 @@ export function createOwnedStore(o: OwnedStoreOptions): ClosableRecordStore {
   };
   // Paths being created right now count as present, so two creates of one path cannot both pass.
   const creating = new Set<string>();
-  const present = (abs: string) => creating.has(abs) || (publisher.peek(abs) !== undefined ? publisher.peek(abs) !== null : existsSync(abs));
+  const present = (abs: string) => { if (creating.has(abs)) return true; const w = publisher.peek(abs); return w === undefined ? existsSync(abs) : w !== null; };
 
   const createAll = async <T extends Versioned>(items: readonly ({ abs: string; value: T } & WriteOptions)[]) => {
     const taken = items.find((i) => present(i.abs));
