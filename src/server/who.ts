@@ -21,8 +21,21 @@ export function resolveWho(scope: TenantScope, principal: Principal, req: Incomi
   return { actor: principal.actor, tenant, ...(principal.nodeId ? { node: principal.nodeId } : {}) };
 }
 
+const RESOLVE = Symbol('who.resolve');
+const KEPT = Symbol('who.kept');
+type Lazy = { [RESOLVE]: () => Actor; [KEPT]: Actor | undefined };
+
+// One getter for every context. A getter made per request gave each context its own hidden class, and
+// V8 allocates those in the old generation: dead at the end of the request but holding the request's
+// objects until the next full GC, so every scavenge copied and promoted them (bench/README.md "Hidden classes").
+function lazyWho(this: Lazy): Actor {
+  return (this[KEPT] ??= this[RESOLVE]());
+}
+
 /** A handler's context with `who` resolved on first use and kept. */
 export function withWho<P, Q, B>(ctx: Omit<RouteContext<P, Q, B>, 'who'>, resolve: () => Actor): RouteContext<P, Q, B> {
-  let who: Actor | undefined;
-  return Object.defineProperty(ctx, 'who', { get: () => (who ??= resolve()), enumerable: true }) as RouteContext<P, Q, B>;
+  const lazy = ctx as typeof ctx & Lazy;
+  lazy[RESOLVE] = resolve;
+  lazy[KEPT] = undefined;
+  return Object.defineProperty(lazy, 'who', { get: lazyWho, enumerable: true }) as unknown as RouteContext<P, Q, B>;
 }

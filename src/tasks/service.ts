@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Config } from '../config/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { conflict } from '../lib/http-error.ts';
+import { withKey } from '../lib/objects.ts';
 import { systemTimers, type Timers } from '../lib/timers.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Ids } from '../store/ids.ts';
@@ -257,7 +258,7 @@ export class TaskService implements Tasks {
 
   /** The audit entry of a change to a task; `details.version` says which change it was. */
   auditEntry(task: Task, who: Actor, action: string, details: Record<string, unknown>): TaskAuditEntry {
-    return { actor: who.actor, action, resource_type: 'task', resource_id: task.id, details: { ...details, version: task.version } };
+    return { actor: who.actor, action, resource_type: 'task', resource_id: task.id, details: withKey(details, 'version', task.version) };
   }
 
   /** Put a task that changed on disk on the board (compact: schema.ts compactTask) and tell listeners. */
