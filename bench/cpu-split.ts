@@ -11,6 +11,8 @@
 //
 // BENCH_BASE_DIST=<folder>: alternate runs of that build (A; e.g. a worktree of an older commit, built) and
 // this checkout's dist/ (B), BENCH_PAIRS pairs (default 3), and print the median of each side.
+// BENCH_A_FLAGS / BENCH_B_FLAGS: node flags of each side's server (e.g. BENCH_BASE_DIST=dist
+// BENCH_B_FLAGS=--max-semi-space-size=32 compares one build with and without a flag).
 // BENCH_N (default 10000), BENCH_W (default 32), BENCH_FUSED=1.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +25,7 @@ const W = Number(process.env.BENCH_W ?? 32);
 const FUSED = process.env.BENCH_FUSED === '1';
 const BASE = process.env.BENCH_BASE_DIST;
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
+const flags = (side: 'A' | 'B') => (process.env[`BENCH_${side}_FLAGS`] ?? '').split(' ').filter(Boolean);
 const TICKS = 100; // USER_HZ: /proc CPU times are in 1/100 s
 
 // User + system ticks of a process (all its threads).
@@ -48,8 +51,8 @@ function unitUs(): number {
   return best;
 }
 
-async function once(dist: string): Promise<Run> {
-  const server = await startSvc({ command: { mode: 'dist', argv: [join(dist, 'cli', 'main.js')] } });
+async function once(dist: string, nodeArgs: string[] = []): Promise<Run> {
+  const server = await startSvc({ command: { mode: 'dist', argv: [join(dist, 'cli', 'main.js')] }, nodeArgs });
   try {
     await seedTasks(server, 3000, 'warmup', 1000, 'warmup');
     { const { steps, close } = svcSteps(server, 'warmup', 32); await runLoop(steps, 32); close(); }
@@ -81,12 +84,12 @@ const line = (side: string, r: Run) =>
 
 const mine = join(PROJECT, 'dist');
 if (!BASE) {
-  console.log(line('this build', await once(mine)));
+  console.log(line('this build', await once(mine, flags('B'))));
 } else {
   const per: Record<'A' | 'B', { unit: number[]; client: number[] }> = { A: { unit: [], client: [] }, B: { unit: [], client: [] } };
   for (let i = 0; i < PAIRS; i++) {
     for (const [side, dist] of [['A', BASE], ['B', mine]] as const) {
-      const r = await once(dist);
+      const r = await once(dist, flags(side));
       per[side].unit.push(r.serverUs / r.unitUs);
       per[side].client.push(r.serverUs / r.clientUs);
       console.log(line(side, r));
@@ -95,6 +98,7 @@ if (!BASE) {
   for (const [what, key] of [['server CPU per cycle in calibrations', 'unit'], ['server/client CPU', 'client']] as const) {
     const a = median(per.A[key]);
     const b = median(per.B[key]);
-    console.log(`median ${what}: A (${BASE}) ${a.toFixed(4)}, B (this build) ${b.toFixed(4)}: B/A ${(b / a).toFixed(3)}`);
+    const named = (side: 'A' | 'B', name: string) => `${name}${flags(side).length ? ' ' + flags(side).join(' ') : ''}`;
+    console.log(`median ${what}: A (${named('A', BASE)}) ${a.toFixed(4)}, B (${named('B', 'this build')}) ${b.toFixed(4)}: B/A ${(b / a).toFixed(3)}`);
   }
 }
