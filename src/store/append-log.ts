@@ -5,6 +5,7 @@ import { mkdir, open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isMissing, storageError, type Faults } from './disk.ts';
 import { syncDir } from './atomic.ts';
+import { DatasyncPolicy } from './datasync-policy.ts';
 import { dataEnd, zeroFill } from './prealloc.ts';
 import { utf8Bound, utf8Length, writeUtf8 } from '../lib/utf8.ts';
 
@@ -57,6 +58,7 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
   let queue: Job<T>[] = [];
   let running: Promise<void> | undefined;
   let closed = false;
+  const policy = new DatasyncPolicy();
 
   const openFile = async () => {
     const created = !(await stat(abs).catch(() => undefined));
@@ -85,18 +87,18 @@ export function appendLog<T = string>(abs: string, o: AppendLogOptions<T> = {}):
       const buf = bytesOf(seal ? ['\n', ...pieces] : pieces);
       n = buf.length;
       // A short write is rare on a regular file but possible (ENOSPC half-way): finish or throw.
-      // The write is synchronous (to the page cache, microseconds). A batch of one client's changes (up
-      // to two: a fused complete-and-claim) is datasynced synchronously too, as Redis's appendfsync
-      // always: a thread-pool hop costs more latency than the datasync. A larger batch means clients wait
-      // in parallel: it is datasynced on the thread pool, so the event loop parses the requests that
-      // arrive meanwhile (the next batch) instead of stalling, which matters most on a busy machine.
+      // The write is synchronous (to the page cache, microseconds); the datasync too while the disk is
+      // fast, else a batch of several clients' changes goes to the thread pool (datasync-policy.ts).
       if (pre && size + n > cap) {
         zeroFill(fh.fd, Math.max(cap, size + n), size + n + pre); // synced below, with the batch
         cap = size + n + pre;
       }
       for (let off = 0; off < n;) off += writeSync(fh.fd, buf, off, n - off, pre ? size + off : null);
-      if (durable && jobs.length > 2) await datasync(fh.fd);
-      else if (durable) fdatasyncSync(fh.fd);
+      if (durable && policy.inline(jobs.length)) {
+        const t0 = performance.now();
+        fdatasyncSync(fh.fd);
+        policy.took((performance.now() - t0) * 1000);
+      } else if (durable) await datasync(fh.fd);
     } catch (err) {
       await takeBack();
       o.refused?.(items, err);

@@ -1,0 +1,40 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DatasyncPolicy } from '../../src/store/datasync-policy.ts';
+
+const T = suite('where an append log datasyncs a batch');
+
+T('on a fast disk every batch is datasynced on the event loop, however large', () => {
+  const p = new DatasyncPolicy();
+  for (let i = 0; i < 100; i++) p.took(150);
+  assert.ok([1, 2, 3, 30, 500].every((n) => p.inline(n)));
+  assert.ok(Math.abs(p.averageUs - 150) < 1);
+});
+
+T('one stall is no slow disk', () => {
+  const p = new DatasyncPolicy();
+  for (let i = 0; i < 50; i++) p.took(150);
+  p.took(12_000);
+  assert.ok(p.inline(30), 'a 12 ms datasync among fast ones keeps the batches inline');
+});
+
+T('on a slow disk a batch of several clients goes to the thread pool, with an inline probe every 32nd; one or two stay inline', () => {
+  const p = new DatasyncPolicy();
+  for (let i = 0; i < 100; i++) p.took(5000);
+  assert.ok(p.inline(1) && p.inline(2), 'one client (or a fused complete-and-claim) waits either way');
+  const choices = Array.from({ length: 64 }, () => p.inline(10));
+  assert.is(choices.filter(Boolean).length, 2, 'two probes in 64 batches');
+  assert.is(choices.indexOf(true), 31);
+});
+
+T('a disk that recovers is noticed through the probes', () => {
+  const p = new DatasyncPolicy();
+  for (let i = 0; i < 100; i++) p.took(5000);
+  let probes = 0;
+  for (let b = 0; b < 10_000 && p.averageUs >= 1000; b++) if (p.inline(10)) { p.took(150); probes++; } // each probe inline, and fast again
+  assert.ok(p.averageUs < 1000, 'back under the threshold');
+  assert.ok(probes > 0 && probes < 100, `${probes} probes`);
+  for (let i = 0; i < 10; i++) assert.ok(p.inline(10), 'every batch inline again');
+});
+
+T.run();
