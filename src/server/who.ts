@@ -27,7 +27,8 @@ type Lazy = { [RESOLVE]: () => Actor; [KEPT]: Actor | undefined };
 
 // One getter for every context. A getter made per request gave each context its own hidden class, and
 // V8 allocates those in the old generation: dead at the end of the request but holding the request's
-// objects until the next full GC, so every scavenge copied and promoted them (bench/README.md "Hidden classes").
+// objects until the next full GC, so every scavenge copied and promoted them (bench/README.md, "Hidden
+// classes made per request").
 function lazyWho(this: Lazy): Actor {
   return (this[KEPT] ??= this[RESOLVE]());
 }

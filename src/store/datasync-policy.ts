@@ -11,6 +11,7 @@
 export class DatasyncPolicy {
   private avgUs = 0;
   private deferred = 0;
+  private samples = 0;
 
   constructor(private readonly o: { slowUs: number; inlineUpTo: number; probeEvery: number } = { slowUs: 1000, inlineUpTo: 2, probeEvery: 32 }) {}
 
@@ -20,9 +21,13 @@ export class DatasyncPolicy {
     return ++this.deferred % this.o.probeEvery === 0;
   }
 
-  /** An inline datasync took `us` microseconds: a slow average moves slowly (one stall is no slow disk). */
+  /**
+   * An inline datasync took `us` microseconds. The plain mean of the first twenty (a slow first datasync of a
+   * cold file does not linger), then an exponential average that moves slowly (one stall is no slow disk).
+   */
   took(us: number): void {
-    this.avgUs = this.avgUs === 0 ? us : this.avgUs * 0.95 + us * 0.05;
+    this.samples++;
+    this.avgUs += (us - this.avgUs) * Math.max(0.05, 1 / this.samples);
   }
 
   /** The running average of inline datasyncs, µs (0 before the first). */

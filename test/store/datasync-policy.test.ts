@@ -37,4 +37,12 @@ T('a disk that recovers is noticed through the probes', () => {
   for (let i = 0; i < 10; i++) assert.ok(p.inline(10), 'every batch inline again');
 });
 
+T('a slow first datasync (a cold file) does not send the next batches to the thread pool', () => {
+  const p = new DatasyncPolicy();
+  p.took(25_000);
+  for (let i = 0; i < 30; i++) p.took(150);
+  assert.ok(p.averageUs < 1000, `${p.averageUs.toFixed(0)} µs`);
+  assert.ok(p.inline(30));
+});
+
 T.run();
