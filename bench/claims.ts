@@ -75,9 +75,9 @@ async function svcServer(): Promise<SvcServer> {
   return server;
 }
 
-async function svcLoop(server: SvcServer, role: string, w: number, cap: number, fused = false): Promise<LoopResult> {
+async function svcLoop(server: SvcServer, role: string, w: number, cap: number, fused = false, maxCycles = Infinity): Promise<LoopResult> {
   const { steps, close } = svcSteps(server, role, w, fused);
-  try { return await runLoop(steps, w, cap); } finally { close(); }
+  try { return await runLoop(steps, w, cap, maxCycles); } finally { close(); }
 }
 
 /** Seconds until the writes acknowledged by the loop are all on their files and in refs/sdd/state. */
@@ -113,14 +113,17 @@ async function svcRun(n: number, w: number, fused = false): Promise<void> {
   }
 }
 
-/** svc at 100k: one seeded server (seeding takes a minute); W < 32 run capped on the full queue, then W = 32 drains the rest. */
+/**
+ * svc at 100k: one seeded server (seeding takes a minute); W < 32 run capped on the full queue (CAP_S, and at most
+ * N / 2 cycles between them, so W = 32 keeps half the queue however fast they are), then W = 32 drains the rest.
+ */
 async function svcBigCell(n: number, ws: number[]): Promise<void> {
   const server = await svcServer();
   try {
     const seedS = await svcPrepare(server, n);
     for (const w of [...ws].sort((a, b) => a - b)) {
       const last = w === Math.max(...ws);
-      const r = await svcLoop(server, ROLE, w, last ? Infinity : CAP_S);
+      const r = await svcLoop(server, ROLE, w, last ? Infinity : CAP_S, false, last ? Infinity : Math.floor(n / 2 / (ws.length - 1)));
       const settleS = await settleSeconds(server);
       record('svc', n, w, r, await peakRssMiB(server.pid), seedS, last ? `same server, after the capped cells: drained the other ${num(r.cycles)}` : '', settleS);
     }

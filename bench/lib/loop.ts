@@ -14,20 +14,22 @@ export interface LoopResult {
   seconds: number;
   /** Latency of every request (next and complete; a fused cycle has no separate next), ms. */
   latencies: number[];
-  /** True when the time cap stopped the loop before the queue was empty. */
+  /** True when the time or cycle cap stopped the loop before the queue was empty. */
   capped: boolean;
 }
 
-/** Run `workers` concurrent loops until every one saw an empty queue (or `capSeconds` passed). */
-export async function runLoop<H>(steps: CycleSteps<H>, workers: number, capSeconds = Infinity): Promise<LoopResult> {
+/** Run `workers` concurrent loops until every one saw an empty queue (or `capSeconds` passed, or `maxCycles` were started). */
+export async function runLoop<H>(steps: CycleSteps<H>, workers: number, capSeconds = Infinity, maxCycles = Infinity): Promise<LoopResult> {
   const latencies: number[] = [];
   let cycles = 0;
   let capped = false;
+  let started = 0;
   const start = performance.now();
   const deadline = start + capSeconds * 1000;
   const worker = async (w: number) => {
     for (;;) {
-      if (performance.now() > deadline) { capped = true; return; }
+      if (performance.now() > deadline || started >= maxCycles) { capped = true; return; }
+      started++;
       let t = performance.now();
       let handle = steps.prefetched?.(w);
       if (handle === undefined) {
