@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isoOf, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/log.ts';
+import { withKey } from '../lib/objects.ts';
 import { readTail } from '../store/jsonl.ts';
 import type { SddLayout } from '../store/layout.ts';
 import type { AuditEntry, AuditSealer } from '../store/types.ts';
@@ -47,10 +48,8 @@ export function nextRecord(key: Uint8Array, tail: AuditTail, entry: AuditEntry, 
     seq: tail.seq + 1, ts, actor: entry.actor, action: entry.action, resource_type: entry.resource_type,
     resource_id: entry.resource_id ?? null, details, prev: tail.hmac,
   };
-  // Written out, not `{ ...unsigned, hmac }`: on Node 20 a spread copy given a key its source lacks gets a
-  // hidden class of its own, one per record (src/lib/objects.ts).
-  const u = unsigned;
-  return { seq: u.seq, ts: u.ts, actor: u.actor, action: u.action, resource_type: u.resource_type, resource_id: u.resource_id, details: u.details, prev: u.prev, hmac: sign(u) };
+  // withKey, not `{ ...unsigned, hmac }`: one hidden class for every record (src/lib/objects.ts).
+  return withKey(unsigned, 'hmac', sign(unsigned));
 }
 
 /** The last record of a segment's text (pure): scans back over unreadable lines; `torn` = no final newline. */

@@ -22,7 +22,7 @@ const lastTwoShare = (objs: object[]) => sameMap(objs.at(-2)!, objs.at(-1)!) && 
 
 const T = suite('hidden classes shared across requests');
 
-T('the spread-with-a-new-key pattern this guards against still makes a class per object on this Node, or is harmless', () => {
+T('withKey copies share one class and equal the spread copy', () => {
   const src = { a: 1, b: 'x' };
   const spread = many((i) => ({ ...src, c: i }));
   const copied = many((i) => withKey(src, 'c', i));
