@@ -1,5 +1,6 @@
 // Large JSON answers written piece by piece: memory per client stays at one piece plus the socket's buffer.
 import type { ServerResponse } from 'node:http';
+import { nextTurn } from './timers.ts';
 
 const FLUSH_AT = 64 * 1024;
 /** A client that takes nothing of its answer for this long is disconnected. */
@@ -27,7 +28,7 @@ export async function streamJson(res: ServerResponse, status: number, headers: R
   const write = async (piece: string | Buffer) => {
     if (res.destroyed) return;
     if (!res.write(piece)) await drained(res);
-    else await new Promise((r) => setImmediate(r));
+    else await nextTurn();
   };
   for await (const p of parts) {
     if (res.destroyed) return;
@@ -68,7 +69,7 @@ export async function withinBudget<T>(items: Iterable<T>, budget: number, toJson
     out.push(b);
     bytes += b.length;
     sinceYield += b.length;
-    if (sinceYield > 1 << 20) { sinceYield = 0; await new Promise((r) => setImmediate(r)); }
+    if (sinceYield > 1 << 20) { sinceYield = 0; await nextTurn(); }
   }
   return out;
 }

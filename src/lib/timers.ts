@@ -19,6 +19,9 @@ export const systemTimers: Timers = {
   clearInterval: (h) => clearInterval(h as NodeJS.Timeout),
 };
 
+/** Resolve on the next turn of the event loop (after the IO waiting now): long work in slices lets requests in between. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Resolve after `ms` on `timers`; at once when `signal` aborts. */
 export function sleep(timers: Timers, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -48,7 +51,7 @@ export function manualTimers(start = Date.parse('2026-01-01T00:00:00.000Z')): Ma
     return id;
   };
   // Real turns of the event loop, so promise chains and IO started by a timer settle before the next one.
-  const settle = () => new Promise<void>((r) => setImmediate(r));
+  const settle = nextTurn;
   return {
     now: () => t,
     setTimeout: (fn, ms) => add(fn, ms),

@@ -10,6 +10,7 @@ import { walkSdd, type FileStamps } from './sdd-walk.ts';
 import { readSnapshotIndex, readSnapshotTrees } from './snapshot.ts';
 import { refJudge, sameFolders, snapshotJudge, type SnapshotJudge, type SnapshotVerdict } from './snapshot-judge.ts';
 import { earlyMatches, largeBoard, scanOnThread } from './start-scan.ts';
+import { nextTurn } from '../lib/timers.ts';
 
 export type { RefBlob } from './restore.ts';
 
@@ -162,7 +163,7 @@ async function eachBlob(layout: SddLayout, files: readonly string[], ref: Readon
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
     }
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
 }
 

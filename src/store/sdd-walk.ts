@@ -3,6 +3,7 @@
 // 200k files in one synchronous pass left git blocked on a full pipe for its whole length.
 import { opendirSync, statSync, type Dirent } from 'node:fs';
 import { isCommitted } from './layout.ts';
+import { nextTurn } from '../lib/timers.ts';
 
 /** Per file of a walk (same order): size and last change (the later of mtime and ctime, ms); NaN when gone. */
 export interface FileStamps { size: Float64Array; changed: Float64Array }
@@ -18,7 +19,6 @@ export interface SddWalk {
 
 // Directory entries or stats between two turns of the event loop.
 const SLICE = 512;
-const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 export interface WalkOptions {
   /** Stat every file found (after a clean stop: the comparison vouches for a file by its stamps). */
@@ -57,7 +57,7 @@ export async function walkSdd(base: string, o: WalkOptions = {}): Promise<SddWal
           if ((e.name.endsWith('.tmp') || e.name.endsWith('.lock')) && isCommitted(rel)) litter.push(path);
         } else if (e.isDirectory()) { if (!skip.has(path)) folders.push(path); }
         else if (e.isFile()) files.push(path);
-        if (++since >= SLICE) { since = 0; await turn(); }
+        if (++since >= SLICE) { since = 0; await nextTurn(); }
       }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -77,7 +77,7 @@ async function statAll(base: string, files: readonly string[]): Promise<FileStam
       size[k] = st ? st.size : NaN;
       changed[k] = st ? Math.max(st.mtimeMs, st.ctimeMs) : NaN;
     }
-    await turn();
+    await nextTurn();
   }
   return { size, changed };
 }

@@ -15,6 +15,7 @@ import { readFully } from './disk.ts';
 import { blobId } from './git-objects.ts';
 import { stableStringify } from './records/cas.ts';
 import { parseRows, RowChunk } from './snapshot-rows.ts';
+import { nextTurn } from '../lib/timers.ts';
 
 const FORMAT = 'svc-snapshot/2';
 // Its chunks were arrays of the records' texts: still read (a start after an upgrade).
@@ -60,7 +61,7 @@ export async function writeSnapshot(file: string, prefix: string, items: Iterabl
       chunk.add(value, text, ordered);
       if (chunk.size === CHUNK) {
         flush();
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
     }
     flush();
