@@ -1,12 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { applyEnv, loadConfigFile, ConfigError, type Config } from '../config/index.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { createGit } from '../store/git-cli.ts';
 import { sddLayout, type SddLayout } from '../store/layout.ts';
 import { scanEarly } from '../store/start-early.ts';
 import { CliError, intArg } from './args.ts';
+import { followHeapGrowth, setHeapGrowth } from './heap-growth.ts';
 import { readJsonQuiet } from './client.ts';
 import { command, type Values } from './command.ts';
 import { assertPortFree, portOwner } from './port.ts';
@@ -83,25 +83,14 @@ function untilSignal(runtime: Runtime, log: Logger, release: () => Promise<void>
   });
 }
 
-/**
- * How far the heap may grow past what a full GC kept (V8 reads it at every GC): 50% while the board
- * loads (a full GC every 20% of growth cost 0.7 s of CPU at 100k tasks; since the comparison with the ref
- * moved to its own thread, 50% costs no more CPU than 100% did, and the start's peak RSS is no higher:
- * bench/README.md "Start and memory at 100k"), then 10%, not V8's default of
- * up to 4x: the write path makes short-lived texts that outlive a scavenge, and with the default they
- * piled up to 700 MiB of heap for 150 MiB of live data while 100k tasks were created (bench/README.md).
- * Someone who set the heap's size or growth themselves keeps it.
- */
-function heapGrowth(env: NodeJS.ProcessEnv, percent: number): void {
-  if (/--(max-old-space-size|heap-growing-percent)/.test([...process.execArgv, env.NODE_OPTIONS ?? ''].join(' '))) return;
-  setFlagsFromString(`--heap-growing-percent=${percent}`);
-}
-
 /** `svc up` / `svc run`: serve the repository's task board and run its agents until SIGINT/SIGTERM. */
 export const upCommand = (name: string) =>
   command({ name, description: name === 'up' ? 'Serve the task API for a repository and run its orchestrator' : 'Same as svc up' }, ARGS, async ({ values, env }) => {
     const log = createLogger({ json: Boolean(values['log-json']) });
-    heapGrowth(env, 50);
+    // The heap may grow 50% past what a full GC kept while the board loads (a full GC every 20% of growth cost
+    // 0.7 s of CPU at 100k tasks; 50% costs no more than 100% did, and the start's peak RSS is no higher:
+    // bench/README.md "Start and memory at 100k"); once serving, an absolute headroom (heap-growth.ts).
+    setHeapGrowth(env, 50);
     const { root, gitCommonDir } = checkWorkTree(resolve(String(values.workdir ?? process.cwd())));
     const layout = sddLayout(root);
     const config = configure(layout, values, env);
@@ -119,7 +108,7 @@ export const upCommand = (name: string) =>
       if (err.code === 'EADDRINUSE') throw new CliError(`port ${config.server.port} is in use; use --port`);
       throw err;
     });
-    heapGrowth(env, 10);
+    followHeapGrowth(env);
     writeFileSync(layout.serverInfo, JSON.stringify({ pid: process.pid, host: runtime.host, port: runtime.port, ...(runtime.grpcPort === null ? {} : { grpc_port: runtime.grpcPort }), started_at: new Date().toISOString() }) + '\n');
     log.success(`svc listening on http://${runtime.host}:${runtime.port} for ${root}`);
     await untilSignal(runtime, log, release);
