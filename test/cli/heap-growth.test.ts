@@ -10,10 +10,10 @@ const MiB = 1024 * 1024;
 const T = suite('heap growth');
 
 T('a small heap gets the whole headroom, a large one the floor', () => {
-  assert.is(growthPercent(32 * MiB), 200, '32 MiB live: 64 MiB more');
-  assert.is(growthPercent(100 * MiB), 64, '100 MiB live: still 64 MiB more');
-  assert.is(growthPercent(150 * MiB), 28, '150 MiB live: up to the 192 MiB ceiling');
-  assert.is(growthPercent(180 * MiB), 10, 'near the ceiling: the 10% floor');
+  assert.is(growthPercent(32 * MiB), 200, '32 MiB live (a 10k board): 64 MiB more');
+  assert.is(growthPercent(48 * MiB), 133, '48 MiB live: still 64 MiB more');
+  assert.is(growthPercent(80 * MiB), 40, '80 MiB live: up to the 112 MiB ceiling');
+  assert.is(growthPercent(104 * MiB), 10, 'near the ceiling (a 100k board): the 10% floor');
   assert.is(growthPercent(1024 * MiB), 10, 'past the ceiling: the floor, never less');
   assert.is(growthPercent(0), Math.round((100 * DEFAULT_GROWTH.headroom) / 1), 'an empty heap does not divide by zero');
 });
