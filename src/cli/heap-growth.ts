@@ -18,10 +18,11 @@ export const DEFAULT_GROWTH: GrowthRule = { floorPercent: 10, headroom: 64 * MiB
 
 /**
  * The growth after a full GC that kept `live` bytes, in per cent: an absolute headroom, not a share. Every
- * request promotes some young objects (~3.5 KB a fused cycle); 10% of a 30 MiB heap is ~1,000 cycles, so a
- * 10k board ran a full GC every ~0.3 s, 10–15 ms each, and those pauses were the W = 32 p99. 64 MiB spaces them
- * ~20k cycles apart. The ceiling keeps a 100k board (~100 MiB live) near the 10% its peak RSS was measured with:
- * a ceiling of 192 MiB gave it 64 MiB more as well, and the peak went from 280 to 311 MiB (target 300).
+ * request promotes some young objects (~3.5 KB a fused cycle); with 10% of a ~32 MiB heap a 10k board ran a
+ * full GC every ~3,500 cycles (~0.3 s at W = 32), 5–15 ms each, and those pauses were much of the W = 32 p99.
+ * 64 MiB spaces them ~19k cycles apart. The ceiling keeps a 100k board (~100 MiB live) at the 10% its peak RSS
+ * was measured with: a ceiling of 192 MiB gave it 64 MiB more as well, and the peak went from 280 to 311 MiB
+ * (target 300). Not V8's own rule (up to 4x): with it a 100k seed piled up 700 MiB of heap for 150 MiB live.
  */
 export function growthPercent(live: number, rule: GrowthRule = DEFAULT_GROWTH): number {
   const floor = (live * rule.floorPercent) / 100;
