@@ -3,6 +3,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_GROWTH, growthPercent, heapSetByUser } from '../../src/cli/heap-growth.ts';
 
@@ -33,7 +36,8 @@ import { setFlagsFromString } from 'node:v8';
 import { followHeapGrowth } from ${JSON.stringify(fileURLToPath(new URL('../../src/cli/heap-growth.ts', import.meta.url)))};
 const live = Array.from({ length: 250_000 }, (_, i) => ({ i, s: 'live ' + i }));
 global.gc();
-if (process.argv.at(-1) === 'follow') followHeapGrowth({}); else setFlagsFromString('--heap-growing-percent=10');
+setFlagsFromString('--heap-growing-percent=10'); // what svc up set before
+if (process.argv.at(-1) === 'follow') followHeapGrowth({});
 let majors = 0;
 new PerformanceObserver((l) => { for (const e of l.getEntries()) if (e.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors++; }).observe({ entryTypes: ['gc'] });
 const ring = new Array(200_000);
@@ -42,10 +46,17 @@ await new Promise((r) => setTimeout(r, 50));
 console.log(JSON.stringify({ majors }));
 `;
 
+// Run from a file: code given with -e is in process.execArgv, where its flag text would read as the user's own.
 function fullGCs(mode: 'follow' | 'ten'): number {
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', CHILD, mode], { encoding: 'utf8' });
-  assert.is(r.status, 0, r.stderr);
-  return (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { majors: number }).majors;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-heap-'));
+  try {
+    writeFileSync(join(dir, 'child.mjs'), CHILD);
+    const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(dir, 'child.mjs'), mode], { encoding: 'utf8' });
+    assert.is(r.status, 0, r.stderr);
+    return (JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { majors: number }).majors;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 T('followHeapGrowth runs far fewer full GCs than a 10% growth for the same promotion', () => {
