@@ -19,7 +19,7 @@ const N = Number(process.env.BENCH_N ?? 3000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const WARMUP = 1000;
 
-// The floor server (this file run with FLOOR_PORT_FILE set): GET /tasks/next/<role> hands out N ids per role
+// The floor server (this file run with FLOOR_SERVE=1; it prints its port): GET /tasks/next/<role> hands out N ids per role
 // then 404; POST /tasks/<id>/complete answers. Every 200 first writes a ~1 KB line and datasyncs (FLOOR_SYNC=1).
 async function serveFloor(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-floor-'));

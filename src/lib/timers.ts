@@ -50,8 +50,6 @@ export function manualTimers(start = Date.parse('2026-01-01T00:00:00.000Z')): Ma
     due.set(id, { at: t + Math.max(0, ms), fn, every });
     return id;
   };
-  // Real turns of the event loop, so promise chains and IO started by a timer settle before the next one.
-  const settle = nextTurn;
   return {
     now: () => t,
     setTimeout: (fn, ms) => add(fn, ms),
@@ -62,7 +60,7 @@ export function manualTimers(start = Date.parse('2026-01-01T00:00:00.000Z')): Ma
     async advance(ms) {
       const target = t + ms;
       for (;;) {
-        await settle();
+        await nextTurn(); // a real turn: promise chains and IO a timer started settle before the next one
         let first: [number, { at: number; fn: () => void; every?: number }] | undefined;
         for (const e of due) if (e[1].at <= target && (!first || e[1].at < first[1].at)) first = e;
         if (!first) break;
@@ -73,7 +71,7 @@ export function manualTimers(start = Date.parse('2026-01-01T00:00:00.000Z')): Ma
         timer.fn();
       }
       t = target;
-      await settle();
+      await nextTurn();
     },
   };
 }

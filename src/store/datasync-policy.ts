@@ -12,12 +12,17 @@
  * 1.3 ms late. Pure: the caller times each inline datasync.
  */
 export class DatasyncPolicy {
-  private readonly recent: number[] = [];
+  private readonly recent: Float64Array;
+  private readonly scratch: Float64Array;
+  private count = 0;
   private next = 0;
   private medianUs = 0;
   private deferred = 0;
 
-  constructor(private readonly o: { slowUs: number; inlineUpTo: number; probeEvery: number; window: number } = { slowUs: 1000, inlineUpTo: 2, probeEvery: 32, window: 31 }) {}
+  constructor(private readonly o: { slowUs: number; inlineUpTo: number; probeEvery: number; window: number } = { slowUs: 1000, inlineUpTo: 2, probeEvery: 32, window: 31 }) {
+    this.recent = new Float64Array(o.window);
+    this.scratch = new Float64Array(o.window);
+  }
 
   /** Datasync a batch of `items` on the event loop (else on the thread pool). */
   inline(items: number): boolean {
@@ -27,12 +32,13 @@ export class DatasyncPolicy {
 
   /** An inline datasync took `us` microseconds. */
   took(us: number): void {
-    if (this.recent.length < this.o.window) this.recent.push(us);
-    else this.recent[this.next] = us;
+    this.recent[this.next] = us;
     this.next = (this.next + 1) % this.o.window;
+    this.count = Math.min(this.count + 1, this.o.window);
     // The lower median: of a slow first datasync (a cold file) and a fast second one, the fast one.
-    const sorted = this.recent.slice().sort((a, b) => a - b);
-    this.medianUs = sorted[(sorted.length - 1) >> 1]!;
+    const sorted = this.scratch.subarray(0, this.count);
+    sorted.set(this.recent.subarray(0, this.count));
+    this.medianUs = sorted.sort()[(this.count - 1) >> 1]!;
   }
 
   /** The median of the last `window` inline datasyncs, µs (0 before the first). */
